@@ -1,0 +1,47 @@
+// Package exact computes matrix-based Rényi entropies, mutual information and
+// DiME (Difference of Matrix-based Entropies) from Gram matrices. It is the
+// reference implementation of dime: slow, O(n³) in the number of rows, but
+// exact, and every approximate estimator of the project is tested against it.
+//
+// # Overview
+//
+// For n paired rows (xᵢ, yᵢ) and a normalized kernel κ (κ(x, x) = 1) with
+// bandwidth σ, the Gram matrix K_X has entries κ(xᵢ, xⱼ). The matrix-based
+// entropy of order α > 0 is Rényi's entropy of the eigenvalues λ of K/tr(K):
+//
+//	S_α(K) = log(Σ λᵢ^α) / (1 − α),   S_1(K) = −Σ λᵢ log λᵢ (von Neumann).
+//
+// Eigenvalues ≤ 0 (round-off) are dropped and the rest renormalized to sum 1,
+// as the paper authors' library does; α = 2 uses the Frobenius norm and needs
+// no eigenvalues. The joint entropy of two or more views is the entropy of the
+// Hadamard product of their Gram matrices, and
+//
+//	I_α(X; Y)  = S_α(K_X) + S_α(K_Y) − S_α(K_X ∘ K_Y)
+//	S_α(X | Y) = S_α(K_X ∘ K_Y) − S_α(K_Y)
+//	DiME       = E_Π S_α(K_X ∘ Π K_Y Πᵀ) − S_α(K_X ∘ K_Y)
+//
+// where Π is a random permutation (row i of X paired with row π(i) of Y). DiME
+// is estimated with P seeded permutations; its standard error is the spread of
+// the permuted joint entropies over √P. All entropies are in nats.
+//
+// # Kernels and bandwidth
+//
+//	Gaussian    exp(−‖x − x′‖₂² / (2σ²))
+//	Laplacian   exp(−‖x − x′‖₁ / (√2 σ))   (factorized over coordinates)
+//	Elliptical  exp(−‖x − x′‖₂ / (√2 σ))
+//
+// The bandwidth of each view is explicit or follows a rule: Fixed is the
+// paper's √(d/2) for d columns, Median is the median pairwise distance (in the
+// kernel's own norm) over √2.
+//
+// # Cost
+//
+// Estimate builds two n×n Gram matrices and solves P + 3 values-only symmetric
+// eigenproblems (X, Y, joint and P permuted joints), concurrently on up to
+// GOMAXPROCS goroutines, each with one n×n scratch matrix. Memory is about
+// (2 + workers)·8n² bytes: 40 MB at n = 1024, 2.5 GB at n = 8192.
+//
+// The spectrum-to-entropy code (SpectrumEntropy, MatrixEntropy) is shared with
+// package covariance, so exact and approximate entropies agree by construction
+// on how eigenvalues become entropies.
+package exact

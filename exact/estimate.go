@@ -1,0 +1,175 @@
+package exact
+
+import (
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// permutationStream is the PCG stream constant of the DiME permutations
+// ("dimeperm" in ASCII), so that the same seed drives other random choices of
+// the project (feature frequencies, samples) through independent streams.
+const permutationStream = 0x64696d657065726d
+
+// Permutations returns p seeded random permutations of 0..n-1, the same on
+// every machine and every run for the same (n, p, seed). The k-th permutation
+// pairs row i of X with row perms[k][i] of Y.
+func Permutations(n, p int, seed uint64) [][]int {
+	r := rand.New(rand.NewPCG(seed, permutationStream))
+	perms := make([][]int, p)
+	for k := range perms {
+		perms[k] = r.Perm(n)
+	}
+	return perms
+}
+
+// Config holds the parameters of an exact estimate. DefaultConfig returns the
+// paper's settings.
+type Config struct {
+	// Kernel is the kernel of both views (the zero value is Gaussian).
+	Kernel Kernel
+	// Alpha is the order of the Rényi entropies, > 0 (the paper uses 1.01).
+	Alpha float64
+	// SigmaX and SigmaY choose the bandwidth of each view.
+	SigmaX, SigmaY Bandwidth
+	// Permutations is the number P ≥ 1 of random permutations for DiME.
+	Permutations int
+	// Seed drives the permutations.
+	Seed uint64
+}
+
+// DefaultConfig returns the paper's settings: Gaussian kernel, α = 1.01,
+// σ = √(d/2) for each view, P = 5 permutations, seed 1.
+func DefaultConfig() Config {
+	return Config{Kernel: Gaussian, Alpha: 1.01, SigmaX: Fixed(), SigmaY: Fixed(), Permutations: 5, Seed: 1}
+}
+
+// Validate returns an error matching ErrInvalidInput if a parameter is out of
+// range.
+func (c Config) Validate() error {
+	if !c.Kernel.Valid() {
+		return invalidf("unknown kernel %d", uint8(c.Kernel))
+	}
+	if err := CheckAlpha(c.Alpha); err != nil {
+		return err
+	}
+	if c.Permutations < 1 {
+		return invalidf("permutations must be at least 1, got %d", c.Permutations)
+	}
+	for _, b := range []Bandwidth{c.SigmaX, c.SigmaY} {
+		if b.Rule == ExplicitRule {
+			if err := CheckSigma(b.Sigma); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Result is an exact estimate with every parameter that produced it.
+type Result struct {
+	Rows           int
+	Kernel         Kernel
+	Alpha          float64
+	SigmaX, SigmaY float64
+	Permutations   int
+	Seed           uint64
+
+	// EntropyX, EntropyY and EntropyJoint are S_α(K_X), S_α(K_Y) and
+	// S_α(K_X ∘ K_Y), in nats.
+	EntropyX, EntropyY, EntropyJoint float64
+	// MutualInformation is I_α = EntropyX + EntropyY − EntropyJoint.
+	MutualInformation float64
+	// DiME is MeanPermutedJoint − EntropyJoint, and DiMEStdErr its standard
+	// error over the permutations (NaN for P = 1).
+	DiME, DiMEStdErr float64
+	// MeanPermutedJoint is the mean of PermutedJoint, the joint entropies of
+	// K_X ∘ Π K_Y Πᵀ for each permutation.
+	MeanPermutedJoint float64
+	PermutedJoint     []float64
+}
+
+// ConditionalEntropyXGivenY returns S_α(X | Y) = S_α(K_X ∘ K_Y) − S_α(K_Y).
+func (r Result) ConditionalEntropyXGivenY() float64 { return r.EntropyJoint - r.EntropyY }
+
+// ConditionalEntropyYGivenX returns S_α(Y | X) = S_α(K_X ∘ K_Y) − S_α(K_X).
+func (r Result) ConditionalEntropyYGivenX() float64 { return r.EntropyJoint - r.EntropyX }
+
+// Estimate computes the exact entropies, mutual information and DiME of the
+// paired views x and y (row i of x goes with row i of y). Both need at least 2
+// rows, the same number of rows, at least one column and finite values.
+// Errors about the input match ErrInvalidInput and name the view, row and
+// column at fault.
+func Estimate(x, y mat.Matrix, cfg Config) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	n, sigmaX, sigmaY, err := resolveViews(x, y, cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	kx, err := Gram(nil, cfg.Kernel, sigmaX, x)
+	if err != nil {
+		return Result{}, err
+	}
+	ky, err := Gram(nil, cfg.Kernel, sigmaY, y)
+	if err != nil {
+		return Result{}, err
+	}
+	s, err := entropies(kx, ky, cfg.Alpha, Permutations(n, cfg.Permutations, cfg.Seed), true)
+	if err != nil {
+		return Result{}, err
+	}
+	parts := newDiMEParts(s.joint, s.permuted)
+	return Result{
+		Rows: n, Kernel: cfg.Kernel, Alpha: cfg.Alpha,
+		SigmaX: sigmaX, SigmaY: sigmaY,
+		Permutations: cfg.Permutations, Seed: cfg.Seed,
+		EntropyX: s.x, EntropyY: s.y, EntropyJoint: s.joint,
+		MutualInformation: s.x + s.y - s.joint,
+		DiME:              parts.DiME, DiMEStdErr: parts.StdErr,
+		MeanPermutedJoint: parts.MeanPermutedJoint, PermutedJoint: parts.PermutedJoint,
+	}, nil
+}
+
+// resolveViews checks the shapes and values of the two views and resolves
+// their bandwidths.
+func resolveViews(x, y mat.Matrix, cfg Config) (n int, sigmaX, sigmaY float64, err error) {
+	if x == nil || y == nil {
+		return 0, 0, 0, invalidf("a view is nil")
+	}
+	nx, dx := x.Dims()
+	ny, dy := y.Dims()
+	switch {
+	case nx != ny:
+		return 0, 0, 0, invalidf("X has %d rows and Y has %d, want the same number", nx, ny)
+	case nx < 2:
+		return 0, 0, 0, invalidf("%d rows, want at least 2", nx)
+	case dx < 1:
+		return 0, 0, 0, invalidf("X has no columns")
+	case dy < 1:
+		return 0, 0, 0, invalidf("Y has no columns")
+	}
+	if err := CheckFinite(x); err != nil {
+		return 0, 0, 0, invalidf("X: %s", trimPrefix(err))
+	}
+	if err := CheckFinite(y); err != nil {
+		return 0, 0, 0, invalidf("Y: %s", trimPrefix(err))
+	}
+	if sigmaX, err = cfg.SigmaX.Resolve(cfg.Kernel, x); err != nil {
+		return 0, 0, 0, invalidf("X: %s", trimPrefix(err))
+	}
+	if sigmaY, err = cfg.SigmaY.Resolve(cfg.Kernel, y); err != nil {
+		return 0, 0, 0, invalidf("Y: %s", trimPrefix(err))
+	}
+	return nx, sigmaX, sigmaY, nil
+}
+
+// trimPrefix returns the message of an error of this package without its
+// "exact: " prefix, so that it can be prefixed again with context.
+func trimPrefix(err error) string {
+	if e, ok := err.(*inputError); ok {
+		return e.msg
+	}
+	return err.Error()
+}

@@ -1,0 +1,249 @@
+package exact
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Kernel names a normalized shift-invariant kernel (κ(x, x) = 1). The zero
+// value is Gaussian.
+type Kernel uint8
+
+const (
+	// Gaussian is exp(−‖x − x′‖₂² / (2σ²)).
+	Gaussian Kernel = iota
+	// Laplacian is the factorized Laplacian kernel exp(−‖x − x′‖₁ / (√2 σ)),
+	// a product of one-dimensional Laplacian kernels.
+	Laplacian
+	// Elliptical is the elliptical Laplacian kernel exp(−‖x − x′‖₂ / (√2 σ)).
+	Elliptical
+)
+
+var kernelNames = [...]string{Gaussian: "gaussian", Laplacian: "laplacian", Elliptical: "elliptical"}
+
+// Kernels lists every kernel, in the order of their values.
+var Kernels = []Kernel{Gaussian, Laplacian, Elliptical}
+
+// String returns the kernel's lower-case name, as ParseKernel accepts it.
+func (k Kernel) String() string {
+	if int(k) < len(kernelNames) {
+		return kernelNames[k]
+	}
+	return fmt.Sprintf("Kernel(%d)", uint8(k))
+}
+
+// Valid reports whether k is one of the defined kernels.
+func (k Kernel) Valid() bool { return int(k) < len(kernelNames) }
+
+// ParseKernel returns the kernel with the given name (case-insensitive).
+func ParseKernel(name string) (Kernel, error) {
+	for i, n := range kernelNames {
+		if strings.EqualFold(name, n) {
+			return Kernel(i), nil
+		}
+	}
+	return 0, invalidf("unknown kernel %q (want gaussian, laplacian or elliptical)", name)
+}
+
+// MarshalText implements encoding.TextMarshaler (the kernel's name).
+func (k Kernel) MarshalText() ([]byte, error) {
+	if !k.Valid() {
+		return nil, invalidf("unknown kernel %d", uint8(k))
+	}
+	return []byte(k.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (k *Kernel) UnmarshalText(text []byte) error {
+	v, err := ParseKernel(string(text))
+	if err != nil {
+		return err
+	}
+	*k = v
+	return nil
+}
+
+// CheckSigma returns an error matching ErrInvalidInput unless sigma is a
+// finite number greater than zero.
+func CheckSigma(sigma float64) error {
+	if !(sigma > 0) || math.IsInf(sigma, 0) {
+		return invalidf("sigma must be finite and > 0, got %v", sigma)
+	}
+	return nil
+}
+
+// Eval returns κ(x, y) for bandwidth sigma. x and y must have the same length.
+func (k Kernel) Eval(x, y []float64, sigma float64) float64 {
+	var s float64
+	switch k {
+	case Laplacian:
+		for i := range x {
+			s += math.Abs(x[i] - y[i])
+		}
+		return math.Exp(-s / (math.Sqrt2 * sigma))
+	default:
+		for i := range x {
+			d := x[i] - y[i]
+			s += d * d
+		}
+		return k.fromSquaredDistance(s, sigma)
+	}
+}
+
+// fromSquaredDistance returns the Gaussian or Elliptical kernel of a squared
+// Euclidean distance.
+func (k Kernel) fromSquaredDistance(sq, sigma float64) float64 {
+	if k == Elliptical {
+		return math.Exp(-math.Sqrt(sq) / (math.Sqrt2 * sigma))
+	}
+	return math.Exp(-sq / (2 * sigma * sigma))
+}
+
+// CheckFinite returns an error matching ErrInvalidInput that names the first
+// row and column (both counted from 0) of x holding NaN or ±Inf.
+func CheckFinite(x mat.Matrix) error {
+	r, c := x.Dims()
+	if d, ok := x.(*mat.Dense); ok {
+		raw := d.RawMatrix()
+		for i := 0; i < r; i++ {
+			for j, v := range raw.Data[i*raw.Stride : i*raw.Stride+c] {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return invalidf("row %d, column %d: value %v is not finite", i, j, v)
+				}
+			}
+		}
+		return nil
+	}
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			if v := x.At(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
+				return invalidf("row %d, column %d: value %v is not finite", i, j, v)
+			}
+		}
+	}
+	return nil
+}
+
+// Gram fills dst with the n×n Gram matrix κ(xᵢ, xⱼ) of the rows of x (n rows
+// of d columns) and returns it. If dst is nil a new matrix is allocated; if it
+// is empty it is resized; otherwise it must be n×n. x is not modified.
+//
+// Squared Euclidean distances are computed as ‖xᵢ‖² + ‖xⱼ‖² − 2xᵢ·xⱼ on
+// column-centred data (one symmetric rank-k update) and clamped at 0, so that
+// round-off never yields a negative squared distance (and the elliptical
+// kernel never a NaN). The diagonal is exactly 1.
+func Gram(dst *mat.SymDense, kern Kernel, sigma float64, x mat.Matrix) (*mat.SymDense, error) {
+	if !kern.Valid() {
+		return nil, invalidf("unknown kernel %d", uint8(kern))
+	}
+	if err := CheckSigma(sigma); err != nil {
+		return nil, err
+	}
+	n, d := x.Dims()
+	if n < 1 || d < 1 {
+		return nil, invalidf("data has %d rows and %d columns, want at least 1 of each", n, d)
+	}
+	if err := CheckFinite(x); err != nil {
+		return nil, err
+	}
+	switch {
+	case dst == nil:
+		dst = mat.NewSymDense(n, nil)
+	case dst.IsEmpty():
+		dst.ReuseAsSym(n)
+	case dst.SymmetricDim() != n:
+		return nil, invalidf("Gram destination is %d×%d, want %d×%d", dst.SymmetricDim(), dst.SymmetricDim(), n, n)
+	}
+	centred := centreColumns(x)
+	g := dst.RawSymmetric()
+	if kern == Laplacian {
+		parallelRows(n, func(i int) {
+			xi := centred.Data[i*centred.Stride : i*centred.Stride+d]
+			row := g.Data[i*g.Stride : i*g.Stride+n]
+			row[i] = 1
+			for j := i + 1; j < n; j++ {
+				xj := centred.Data[j*centred.Stride : j*centred.Stride+d]
+				var s float64
+				for k, v := range xi {
+					s += math.Abs(v - xj[k])
+				}
+				row[j] = math.Exp(-s / (math.Sqrt2 * sigma))
+			}
+		})
+		return dst, nil
+	}
+	// G = X Xᵀ on the upper triangle, then distances from it in place.
+	blas64.Syrk(blas.NoTrans, 1, centred, 0, g)
+	norms := make([]float64, n)
+	for i := range norms {
+		norms[i] = g.Data[i*g.Stride+i]
+	}
+	parallelRows(n, func(i int) {
+		row := g.Data[i*g.Stride : i*g.Stride+n]
+		row[i] = 1
+		for j := i + 1; j < n; j++ {
+			sq := norms[i] + norms[j] - 2*row[j]
+			if sq < 0 {
+				sq = 0
+			}
+			row[j] = kern.fromSquaredDistance(sq, sigma)
+		}
+	})
+	return dst, nil
+}
+
+// centreColumns returns a row-major copy of x with each column's mean
+// subtracted. Distances do not change, and the expansion of squared distances
+// through inner products keeps its precision for data far from the origin.
+func centreColumns(x mat.Matrix) blas64.General {
+	n, d := x.Dims()
+	c := mat.DenseCopyOf(x)
+	raw := c.RawMatrix()
+	mean := make([]float64, d)
+	for i := 0; i < n; i++ {
+		for j, v := range raw.Data[i*raw.Stride : i*raw.Stride+d] {
+			mean[j] += v
+		}
+	}
+	for j := range mean {
+		mean[j] /= float64(n)
+	}
+	for i := 0; i < n; i++ {
+		row := raw.Data[i*raw.Stride : i*raw.Stride+d]
+		for j := range row {
+			row[j] -= mean[j]
+		}
+	}
+	return raw
+}
+
+// parallelRows calls f(i) for every row i in [0, n) of an upper-triangular
+// loop, spread over GOMAXPROCS goroutines. Rows are dealt round-robin so that
+// the long first rows and the short last rows are shared evenly.
+func parallelRows(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/64+1)
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			f(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
+}

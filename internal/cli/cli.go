@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/synth"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// usageError marks an error caused by the command line or the input data; it
+// makes Main exit with status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usagef returns a usage error with a formatted message.
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// env is what a command can use: its streams.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// command is one subcommand.
+type command struct {
+	summary string
+	run     func(e *env, args []string) error
+}
+
+var commands map[string]command
+
+func init() {
+	commands = map[string]command{
+		"demo": {"print exact DiME against the true MI on the paper's toy, generated in memory", runDemo},
+	}
+}
+
+// Main runs the dime command with the given arguments (without the program
+// name) and returns the exit status.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		printUsage(stdout)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "dime: unknown command %q (run \"dime help\")\n", args[0])
+		return exitUsage
+	}
+	err := cmd.run(&env{stdin: stdin, stdout: stdout, stderr: stderr}, args[1:])
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "dime: %s\n", oneLine(err.Error()))
+		if isUsage(err) {
+			return exitUsage
+		}
+		return exitError
+	}
+}
+
+// isUsage reports whether err is about the command line or the input.
+func isUsage(err error) bool {
+	var u usageError
+	return errors.As(err, &u) || errors.Is(err, exact.ErrInvalidInput) || errors.Is(err, synth.ErrInvalidSpec)
+}
+
+// oneLine folds a multi-line message into one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "dime measures statistical dependence between two groups of columns with DiME.")
+	fmt.Fprintln(w, "\nUsage: dime <command> [flags]\n\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun \"dime <command> -h\" for a command's flags.")
+}
+
+// flagSet is a subcommand's flags and the text of its usage.
+type flagSet struct {
+	*flag.FlagSet
+	e        *env
+	synopsis string
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting and
+// prints nothing by itself: an error becomes one line from Main, and -h prints
+// the usage to stdout.
+func newFlagSet(e *env, name, synopsis string) *flagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flagSet{FlagSet: fs, e: e, synopsis: synopsis}
+}
+
+// parseFlags parses args, turning flag errors into usage errors. Flags may
+// come before or after positional arguments.
+func parseFlags(fs *flagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprintf(fs.e.stdout, "Usage: dime %s %s\n\nFlags:\n", fs.Name(), fs.synopsis)
+				fs.SetOutput(fs.e.stdout)
+				fs.PrintDefaults()
+				return nil, err
+			}
+			return nil, usagef("%s: %v (run \"dime %s -h\")", fs.Name(), err, fs.Name())
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}

@@ -1,0 +1,7 @@
+// Package cli implements the dime command: one function per subcommand, each
+// with its own flag.FlagSet, driven by Main with explicit streams so that tests
+// run commands in-process against buffers.
+//
+// Exit status: 0 on success, 2 for usage and input errors (bad flags, bad
+// data), 1 for anything else. Errors are one line on stderr, prefixed "dime: ".
+package cli
