@@ -1,0 +1,263 @@
+package covariance
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/internal/linalg"
+	"github.com/dime-project/dime/rff"
+)
+
+var (
+	// ErrIncompatible is matched by the error of a Merge of accumulators with
+	// different descriptions, or of ProductOfMarginals of mismatched parts.
+	ErrIncompatible = errors.New("covariance: incompatible accumulators")
+	// ErrEmpty is matched by the error of a quantity that needs rows from an
+	// accumulator that has none.
+	ErrEmpty = errors.New("covariance: accumulator has no rows")
+	// ErrInvalid is matched by errors about invalid arguments: descriptions,
+	// block shapes, scale factors.
+	ErrInvalid = errors.New("covariance: invalid argument")
+)
+
+// Part says which features an accumulator sums.
+type Part uint8
+
+const (
+	// PartX sums the part features φ_X(x_i) of view X.
+	PartX Part = iota
+	// PartY sums the part features φ_Y(y_i) of view Y.
+	PartY
+	// PartJoint sums the joint features φ(x_i, y_i) of the observed pairs.
+	PartJoint
+	// PartPermuted sums joint features φ(x_i, y_π(i)) of permuted pairs; its
+	// Description.Index tells which of the permutation accumulators it is.
+	PartPermuted
+)
+
+var partNames = [...]string{PartX: "x", PartY: "y", PartJoint: "joint", PartPermuted: "permuted"}
+
+// String returns the part's name.
+func (p Part) String() string {
+	if int(p) < len(partNames) {
+		return partNames[p]
+	}
+	return fmt.Sprintf("Part(%d)", uint8(p))
+}
+
+// Description identifies the features an accumulator sums: the feature maps
+// of the two views and which part of them.
+type Description struct {
+	Map   rff.PairSpec
+	Part  Part
+	Index int // which permutation accumulator, for PartPermuted; 0 otherwise
+}
+
+// MaxIndex bounds Description.Index.
+const MaxIndex = 1 << 20
+
+// Validate returns an error matching ErrInvalid if the description is invalid.
+func (d Description) Validate() error {
+	if err := d.Map.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if int(d.Part) >= len(partNames) {
+		return fmt.Errorf("%w: unknown part %d", ErrInvalid, uint8(d.Part))
+	}
+	if d.Index < 0 || d.Index > MaxIndex || (d.Part != PartPermuted && d.Index != 0) {
+		return fmt.Errorf("%w: index %d for part %v", ErrInvalid, d.Index, d.Part)
+	}
+	return nil
+}
+
+// Dim returns the feature dimension 2D of the described accumulator.
+func (d Description) Dim() int { return 2 * d.Map.Features }
+
+// diff returns a short description of how d and o differ, or "".
+func (d Description) diff(o Description) string {
+	a, b := d.Map, o.Map
+	switch {
+	case d.Part != o.Part || d.Index != o.Index:
+		return fmt.Sprintf("part %v#%d vs %v#%d", d.Part, d.Index, o.Part, o.Index)
+	case a.Kernel != b.Kernel:
+		return fmt.Sprintf("kernel %v vs %v", a.Kernel, b.Kernel)
+	case a.Variant != b.Variant:
+		return fmt.Sprintf("variant %v vs %v", a.Variant, b.Variant)
+	case a.Features != b.Features:
+		return fmt.Sprintf("features %d vs %d", a.Features, b.Features)
+	case a.Seed != b.Seed:
+		return fmt.Sprintf("seed %d vs %d", a.Seed, b.Seed)
+	case a.DimX != b.DimX || a.DimY != b.DimY:
+		return fmt.Sprintf("widths %d,%d vs %d,%d", a.DimX, a.DimY, b.DimX, b.DimY)
+	case a.SigmaX != b.SigmaX || a.SigmaY != b.SigmaY:
+		return fmt.Sprintf("sigmas %v,%v vs %v,%v", a.SigmaX, a.SigmaY, b.SigmaX, b.SigmaY)
+	}
+	return ""
+}
+
+// Accumulator holds Σ φφᵀ over the feature rows added to it and their total
+// weight. The zero value has no description: it can receive a Merge or an
+// UnmarshalBinary, which give it one. An Accumulator is not safe for
+// concurrent use.
+type Accumulator struct {
+	desc   Description
+	sum    *mat.SymDense // upper triangle of Σ φφᵀ; nil in the zero value
+	weight float64
+}
+
+// New returns an empty accumulator for the described features.
+func New(desc Description) (*Accumulator, error) {
+	if err := desc.Validate(); err != nil {
+		return nil, err
+	}
+	return &Accumulator{desc: desc, sum: mat.NewSymDense(desc.Dim(), nil)}, nil
+}
+
+// Description returns what the accumulator sums.
+func (a *Accumulator) Description() Description { return a.desc }
+
+// Dim returns the feature dimension 2D (0 for the zero value).
+func (a *Accumulator) Dim() int {
+	if a.sum == nil {
+		return 0
+	}
+	return a.sum.SymmetricDim()
+}
+
+// Weight returns the total weight of the rows added: their number, scaled by
+// every Scale since.
+func (a *Accumulator) Weight() float64 { return a.weight }
+
+// Add adds rows feature rows, given row-major in features (rows×Dim), with
+// one symmetric rank-k update (blas64.Syrk) of the upper triangle, and adds
+// rows to the weight. It does not allocate. Features must be finite.
+func (a *Accumulator) Add(features []float64, rows int) error {
+	if a.sum == nil {
+		return fmt.Errorf("%w: Add to an accumulator without description", ErrInvalid)
+	}
+	p := a.Dim()
+	if rows < 0 || len(features) != rows*p {
+		return fmt.Errorf("%w: %d values for %d rows of %d features", ErrInvalid, len(features), rows, p)
+	}
+	if rows == 0 {
+		return nil
+	}
+	blas64.Syrk(blas.Trans, 1, blas64.General{Rows: rows, Cols: p, Stride: p, Data: features}, 1, a.sum.RawSymmetric())
+	a.weight += float64(rows)
+	return nil
+}
+
+// Merge adds other's sum and weight to a. A nil or empty other is a no-op; a
+// zero-value receiver adopts other's description. Accumulators of different
+// descriptions are refused with an error matching ErrIncompatible, and a is
+// left unchanged.
+func (a *Accumulator) Merge(other *Accumulator) error {
+	if other == nil || other.sum == nil {
+		return nil
+	}
+	if a.sum == nil {
+		a.desc = other.desc
+		a.sum = mat.NewSymDense(other.Dim(), nil)
+		a.sum.CopySym(other.sum)
+		a.weight = other.weight
+		return nil
+	}
+	if d := a.desc.diff(other.desc); d != "" {
+		return fmt.Errorf("%w: %s", ErrIncompatible, d)
+	}
+	dst, src := a.sum.RawSymmetric(), other.sum.RawSymmetric()
+	for i := 0; i < dst.N; i++ {
+		d := dst.Data[i*dst.Stride+i : i*dst.Stride+dst.N]
+		for j, v := range src.Data[i*src.Stride+i : i*src.Stride+src.N] {
+			d[j] += v
+		}
+	}
+	a.weight += other.weight
+	return nil
+}
+
+// Scale multiplies the sum and the weight by f, a finite number ≥ 0: with
+// f = 2^(−rows/h) before each Add, rows lose half their weight every h rows.
+func (a *Accumulator) Scale(f float64) error {
+	if !(f >= 0) || math.IsInf(f, 0) {
+		return fmt.Errorf("%w: scale factor %v, want a finite value >= 0", ErrInvalid, f)
+	}
+	if a.sum == nil {
+		return nil
+	}
+	raw := a.sum.RawSymmetric()
+	for i := 0; i < raw.N; i++ {
+		row := raw.Data[i*raw.Stride+i : i*raw.Stride+raw.N]
+		for j := range row {
+			row[j] *= f
+		}
+	}
+	a.weight *= f
+	return nil
+}
+
+// Reset empties the accumulator, keeping its description and storage.
+func (a *Accumulator) Reset() {
+	if a.sum != nil {
+		raw := a.sum.RawSymmetric()
+		clear(raw.Data)
+	}
+	a.weight = 0
+}
+
+// Sum returns the accumulated Σ φφᵀ (not divided by the weight). The matrix
+// is the accumulator's own storage: read it, do not modify it.
+func (a *Accumulator) Sum() *mat.SymDense { return a.sum }
+
+// Covariance writes C = Σ φφᵀ / weight to dst (allocated if nil, resized if
+// empty) and returns it.
+func (a *Accumulator) Covariance(dst *mat.SymDense) (*mat.SymDense, error) {
+	if err := a.checkRows(); err != nil {
+		return nil, err
+	}
+	p := a.Dim()
+	switch {
+	case dst == nil:
+		dst = mat.NewSymDense(p, nil)
+	case dst.IsEmpty():
+		dst.ReuseAsSym(p)
+	case dst.SymmetricDim() != p:
+		return nil, fmt.Errorf("%w: destination is %d×%d, want %d×%d", ErrInvalid, dst.SymmetricDim(), dst.SymmetricDim(), p, p)
+	}
+	dst.ScaleSym(1/a.weight, a.sum)
+	return dst, nil
+}
+
+func (a *Accumulator) checkRows() error {
+	if a.sum == nil || !(a.weight > 0) {
+		return ErrEmpty
+	}
+	return nil
+}
+
+// Spectrum writes the eigenvalues of the covariance, in ascending order, to
+// dst (allocated if too short) and returns it. They sum to 1 up to round-off.
+func (a *Accumulator) Spectrum(dst []float64) ([]float64, error) {
+	c, err := a.Covariance(nil)
+	if err != nil {
+		return nil, err
+	}
+	var solver linalg.SymEigensolver
+	return solver.EigenvaluesInPlace(dst, c.RawSymmetric())
+}
+
+// Entropy returns the matrix-based Rényi entropy of order alpha of the
+// covariance, in nats, by exact.MatrixEntropy: the same spectrum-to-entropy
+// code as the exact estimators (Frobenius norm at alpha = 2).
+func (a *Accumulator) Entropy(alpha float64) (float64, error) {
+	if err := a.checkRows(); err != nil {
+		return 0, err
+	}
+	return exact.MatrixEntropy(a.sum, alpha)
+}

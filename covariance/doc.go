@@ -1,0 +1,46 @@
+// Package covariance accumulates uncentered covariance operators of random
+// Fourier features, the streaming form of the matrix-based entropies of dime.
+//
+// # Overview
+//
+// For feature rows φ(z_i) of a map with unit-norm features (package rff), an
+// Accumulator holds the sum Σ φ(z_i)φ(z_i)ᵀ (2D×2D, float64) and the total
+// weight of the rows (their count, until decayed). The covariance is
+// C = Σ φφᵀ / N, with trace 1, and its eigenvalues are the nonzero eigenvalues
+// of the RFF Gram matrix ΦΦᵀ/N. So S_α(C), computed by the very code that
+// package exact uses for Gram matrices (exact.MatrixEntropy), is the RFF
+// estimate of S_α(K/N), in O(D²) memory whatever the number of rows.
+//
+// # Merging, decay and state
+//
+// An accumulator is a sum, so it adds across batches (Add, a blocked
+// symmetric rank-k update), merges across machines (Merge: exactly the
+// accumulator of the union of the rows, up to floating-point summation
+// order), decays for windows (Scale multiplies sum and weight) and resets. An
+// accumulator is described by the feature map that produced its rows and by
+// which features they are (the X part, the Y part, the joint, or the k-th
+// permuted joint): Merge refuses accumulators of different descriptions with
+// ErrIncompatible, since their sums live in different feature spaces. Note that
+// bandwidths chosen from the data (median, auto) differ between shards: shards
+// to be merged need the same explicit bandwidths.
+//
+// MarshalBinary writes a versioned, self-describing encoding: magic, format
+// and frequency versions, the description, the weight, the upper triangle and
+// a CRC-32C checksum. UnmarshalBinary refuses truncated, corrupted or foreign
+// bytes with ErrFormat, without allocating more than the input's size and
+// without changing the receiver.
+//
+// # Product of marginals
+//
+// ProductOfMarginals computes, from the X and Y part accumulators alone, the
+// covariance of the joint features over all N² pairs (x_i, y_k): the analytic
+// product-of-marginals operator C⊥ of ESTIMATORS.md section 3b. With
+// CC = E cos a_j·x cos a_k·x, SS = E sin sin, CS = E cos a_j·x sin a_k·x,
+//
+//	M−(X) = CC + SS + i(CSᵀ − CS),   M+(X) = CC − SS + i(CSᵀ + CS),
+//	P− = M−(X) ∘ M−(Y),               P+ = M+(X) ∘ M+(Y),
+//	C⊥ = (1/D) [[(Re P− + Re P+)/2, (Im P+ − Im P−)/2], [·ᵀ, (Re P− − Re P+)/2]].
+//
+// S(C⊥) − S(C_XY) is DiME without permutation noise; by concavity
+// S(C⊥) ≥ mean S(C_π), and the two agree once N ≫ D.
+package covariance

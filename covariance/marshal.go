@@ -1,0 +1,156 @@
+package covariance
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/rff"
+)
+
+// ErrFormat is matched by the errors of UnmarshalBinary on bytes that are not
+// a valid encoding of an accumulator: truncated, corrupted, foreign, or of an
+// unsupported version.
+var ErrFormat = errors.New("covariance: invalid accumulator encoding")
+
+// The encoding, version 1, little-endian:
+//
+//	offset size
+//	0      6    magic "dimeCV"
+//	6      1    format version (1)
+//	7      1    rff.FrequencyVersion of the map
+//	8      1    kernel
+//	9      1    variant
+//	10     1    part
+//	11     1    reserved (0)
+//	12     4    features D
+//	16     4    index
+//	20     4    width of X
+//	24     4    width of Y
+//	28     8    seed
+//	36     8    sigma of X (IEEE 754 bits)
+//	44     8    sigma of Y
+//	52     8    weight
+//	60     8·t  upper triangle of the sum, row by row, t = p(p+1)/2, p = 2D
+//	60+8t  4    CRC-32C (Castagnoli) of every byte before it
+const (
+	magic         = "dimeCV"
+	formatVersion = 1
+	headerSize    = 60
+	checksumSize  = 4
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// MarshalBinary implements encoding.BinaryMarshaler.
+func (a *Accumulator) MarshalBinary() ([]byte, error) {
+	return a.AppendBinary(nil)
+}
+
+// AppendBinary implements encoding.BinaryAppender: it appends the encoding of
+// a to b.
+func (a *Accumulator) AppendBinary(b []byte) ([]byte, error) {
+	if a.sum == nil {
+		return nil, fmt.Errorf("%w: cannot encode an accumulator without description", ErrInvalid)
+	}
+	start := len(b)
+	d, m := a.desc, a.desc.Map
+	p := a.Dim()
+	b = append(b, magic...)
+	b = append(b, formatVersion, rff.FrequencyVersion, byte(m.Kernel), byte(m.Variant), byte(d.Part), 0)
+	b = binary.LittleEndian.AppendUint32(b, uint32(m.Features))
+	b = binary.LittleEndian.AppendUint32(b, uint32(d.Index))
+	b = binary.LittleEndian.AppendUint32(b, uint32(m.DimX))
+	b = binary.LittleEndian.AppendUint32(b, uint32(m.DimY))
+	b = binary.LittleEndian.AppendUint64(b, m.Seed)
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(m.SigmaX))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(m.SigmaY))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(a.weight))
+	raw := a.sum.RawSymmetric()
+	for i := 0; i < p; i++ {
+		for _, v := range raw.Data[i*raw.Stride+i : i*raw.Stride+p] {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+		}
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
+}
+
+// UnmarshalBinary implements encoding.BinaryUnmarshaler. On error the
+// receiver is unchanged; the error matches ErrFormat.
+func (a *Accumulator) UnmarshalBinary(data []byte) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrFormat, fmt.Sprintf(format, args...))
+	}
+	if len(data) < len(magic) || string(data[:len(magic)]) != magic {
+		return bad("not a dime accumulator (bad magic)")
+	}
+	if len(data) < headerSize+checksumSize {
+		return bad("truncated: %d bytes, header needs %d", len(data), headerSize+checksumSize)
+	}
+	if v := data[6]; v != formatVersion {
+		return bad("format version %d, this build reads version %d", v, formatVersion)
+	}
+	if v := data[7]; v != rff.FrequencyVersion {
+		return bad("frequencies drawn by version %d, this build draws version %d", v, rff.FrequencyVersion)
+	}
+	le := binary.LittleEndian
+	features := le.Uint32(data[12:])
+	if features < 1 || features > rff.MaxFeatures {
+		return bad("%d frequencies, want 1 to %d", features, rff.MaxFeatures)
+	}
+	p := 2 * uint64(features)
+	tri := p * (p + 1) / 2
+	if want := uint64(headerSize) + 8*tri + checksumSize; uint64(len(data)) != want {
+		return bad("%d bytes, want %d for %d features (truncated or trailing data)", len(data), want, p)
+	}
+	body := data[:len(data)-checksumSize]
+	if got, want := crc32.Checksum(body, castagnoli), le.Uint32(data[len(body):]); got != want {
+		return bad("checksum mismatch (corrupted)")
+	}
+	if data[11] != 0 {
+		return bad("reserved byte is %d", data[11])
+	}
+	desc := Description{
+		Map: rff.PairSpec{
+			Kernel:   exact.Kernel(data[8]),
+			Variant:  rff.Variant(data[9]),
+			Features: int(features),
+			DimX:     int(le.Uint32(data[20:])),
+			DimY:     int(le.Uint32(data[24:])),
+			Seed:     le.Uint64(data[28:]),
+			SigmaX:   math.Float64frombits(le.Uint64(data[36:])),
+			SigmaY:   math.Float64frombits(le.Uint64(data[44:])),
+		},
+		Part:  Part(data[10]),
+		Index: int(le.Uint32(data[16:])),
+	}
+	if err := desc.Validate(); err != nil {
+		return bad("description: %v", err)
+	}
+	weight := math.Float64frombits(le.Uint64(data[52:]))
+	if !(weight >= 0) || math.IsInf(weight, 0) {
+		return bad("weight %v", weight)
+	}
+	n := int(p)
+	sum := mat.NewSymDense(n, nil)
+	raw := sum.RawSymmetric()
+	off := headerSize
+	for i := 0; i < n; i++ {
+		row := raw.Data[i*raw.Stride+i : i*raw.Stride+n]
+		for j := range row {
+			v := math.Float64frombits(le.Uint64(data[off:]))
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return bad("entry (%d, %d) is %v", i, i+j, v)
+			}
+			row[j] = v
+			off += 8
+		}
+	}
+	a.desc, a.sum, a.weight = desc, sum, weight
+	return nil
+}
