@@ -167,6 +167,35 @@ func MatrixEntropy(a *mat.SymDense, alpha float64) (float64, error) {
 	return w.entropyInPlace(alpha)
 }
 
+// MatrixEntropies returns the entropy of order alpha of each matrix, as
+// MatrixEntropy does, computing them concurrently on up to GOMAXPROCS
+// goroutines. The matrices must all have the same size; they are not modified.
+func MatrixEntropies(alpha float64, mats ...*mat.SymDense) ([]float64, error) {
+	if err := CheckAlpha(alpha); err != nil {
+		return nil, err
+	}
+	if len(mats) == 0 {
+		return nil, nil
+	}
+	n := -1
+	for k, m := range mats {
+		if m == nil || m.IsEmpty() {
+			return nil, invalidf("matrix %d is empty", k)
+		}
+		if n < 0 {
+			n = m.SymmetricDim()
+		} else if m.SymmetricDim() != n {
+			return nil, invalidf("matrix %d is %d×%d, want %d×%d", k, m.SymmetricDim(), m.SymmetricDim(), n, n)
+		}
+	}
+	jobs := make([]func(dst blas64.Symmetric), len(mats))
+	for k, m := range mats {
+		src := m.RawSymmetric()
+		jobs[k] = func(dst blas64.Symmetric) { copyUpper(dst, src) }
+	}
+	return runEntropyJobs(n, alpha, jobs)
+}
+
 // entropyWorker holds the scratch space of one goroutine that computes
 // entropies of n×n matrices: the matrix to destroy, the eigenvalues and the
 // eigensolver's workspace.

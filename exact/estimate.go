@@ -6,16 +6,22 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// permutationStream is the PCG stream constant of the DiME permutations
+// PermutationStream is the PCG stream constant of the DiME permutations
 // ("dimeperm" in ASCII), so that the same seed drives other random choices of
 // the project (feature frequencies, samples) through independent streams.
-const permutationStream = 0x64696d657065726d
+const PermutationStream = 0x64696d657065726d
+
+// NewPermutationRand returns the random source of the permutations for seed.
+// Permutations(n, p, seed) is p successive r.Perm(n) of this source.
+func NewPermutationRand(seed uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, PermutationStream))
+}
 
 // Permutations returns p seeded random permutations of 0..n-1, the same on
 // every machine and every run for the same (n, p, seed). The k-th permutation
 // pairs row i of X with row perms[k][i] of Y.
 func Permutations(n, p int, seed uint64) [][]int {
-	r := rand.New(rand.NewPCG(seed, permutationStream))
+	r := NewPermutationRand(seed)
 	perms := make([][]int, p)
 	for k := range perms {
 		perms[k] = r.Perm(n)

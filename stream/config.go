@@ -1,0 +1,104 @@
+package stream
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/rff"
+)
+
+// ErrInvalidInput is matched by every error about the caller's parameters or
+// data: invalid settings, mismatched shapes, NaN or Inf values.
+var ErrInvalidInput = errors.New("stream: invalid input")
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidInput, fmt.Sprintf(format, args...))
+}
+
+// DefaultMinScopeRows is the fewest rows a shuffle scope gathers by default
+// before its rows are paired: smaller blocks (a stream of tiny batches) are
+// pooled, so that permuted pairs come from many rows.
+const DefaultMinScopeRows = 1024
+
+// chunkRows is the number of rows mapped to features at a time: the feature
+// buffers hold chunkRows × 2D values each (512 KiB at D = 128).
+const chunkRows = 256
+
+// Config holds the parameters of a streaming RFF estimate. DefaultConfig
+// returns the defaults of the dime command.
+type Config struct {
+	Kernel exact.Kernel
+	// Alpha is the order of the Rényi entropies, > 0 (the paper uses 1.01).
+	Alpha float64
+	// SigmaX and SigmaY are the bandwidths of the views, > 0. Rules that
+	// depend on the data (fixed, median, auto) are resolved before the
+	// estimator is built.
+	SigmaX, SigmaY float64
+	// Features is the number D of random frequencies; the feature dimension
+	// is 2D and every accumulator holds 2D×2D float64.
+	Features int
+	// Variant chooses plain or orthogonal frequencies.
+	Variant rff.Variant
+	// Permutations is the number P ≥ 1 of permuted-joint accumulators.
+	Permutations int
+	// Seed drives the frequencies and the pairings.
+	Seed uint64
+	// ShuffleRows is the size of the shuffle scope in rows: rows are paired
+	// for the permuted accumulators only with rows of the same scope. 0 (the
+	// default) makes each block given to Add its own scope, pooling blocks
+	// smaller than DefaultMinScopeRows. A larger value mixes rows across
+	// blocks, which matters when the input is sorted or grouped: rows of one
+	// batch then resemble each other, and pairing them would mimic the
+	// dependence that the permutations are meant to destroy.
+	ShuffleRows int
+	// SkipAnalytic skips the analytic product-of-marginals estimate (its
+	// fields are NaN in the Result), which saves one 2D×2D eigenproblem: the
+	// dominant cost of an in-memory estimate with few rows and large D.
+	SkipAnalytic bool
+}
+
+// DefaultConfig returns the defaults of the dime command: Gaussian kernel,
+// alpha 1.01, D = 256 frequencies (512 features), P = 5 permutations, seed 1.
+// The bandwidths must still be set.
+func DefaultConfig() Config {
+	return Config{Kernel: exact.Gaussian, Alpha: 1.01, Features: 256, Permutations: 5, Seed: 1}
+}
+
+// MaxPermutations bounds Config.Permutations: each permutation costs one
+// accumulator of 2D×2D float64.
+const MaxPermutations = 1000
+
+// Validate returns an error matching ErrInvalidInput if a parameter is out of
+// range.
+func (c Config) Validate() error {
+	switch {
+	case !c.Kernel.Valid():
+		return invalidf("unknown kernel %d", uint8(c.Kernel))
+	case !(c.Alpha > 0) || math.IsInf(c.Alpha, 0):
+		return invalidf("alpha must be finite and > 0, got %v", c.Alpha)
+	case !(c.SigmaX > 0) || math.IsInf(c.SigmaX, 0):
+		return invalidf("sigma of X must be finite and > 0, got %v", c.SigmaX)
+	case !(c.SigmaY > 0) || math.IsInf(c.SigmaY, 0):
+		return invalidf("sigma of Y must be finite and > 0, got %v", c.SigmaY)
+	case c.Features < 1 || c.Features > rff.MaxFeatures:
+		return invalidf("features must be 1 to %d, got %d", rff.MaxFeatures, c.Features)
+	case c.Permutations < 1 || c.Permutations > MaxPermutations:
+		return invalidf("permutations must be 1 to %d, got %d", MaxPermutations, c.Permutations)
+	case c.ShuffleRows < 0:
+		return invalidf("shuffle rows must be >= 0, got %d", c.ShuffleRows)
+	case c.Variant == rff.Orthogonal && c.Kernel != exact.Gaussian:
+		return invalidf("orthogonal features need the gaussian kernel, not %v", c.Kernel)
+	}
+	return nil
+}
+
+// pairSpec returns the feature maps' description for views of the given
+// widths.
+func (c Config) pairSpec(dimX, dimY int) rff.PairSpec {
+	return rff.PairSpec{
+		Kernel: c.Kernel, Variant: c.Variant, Features: c.Features, Seed: c.Seed,
+		SigmaX: c.SigmaX, SigmaY: c.SigmaY, DimX: dimX, DimY: dimY,
+	}
+}

@@ -1,0 +1,319 @@
+package stream
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dime-project/dime/covariance"
+	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/rff"
+	"github.com/dime-project/dime/synth"
+)
+
+func testConfig(d int, D, P int, seed uint64) Config {
+	return Config{Kernel: exact.Gaussian, Alpha: 1.01, SigmaX: exact.FixedSigma(d), SigmaY: exact.FixedSigma(d),
+		Features: D, Permutations: P, Seed: seed}
+}
+
+// feed adds n rows of spec to e in blocks of the given size.
+func feed(t testing.TB, e *Estimator, spec synth.Spec, n, block int) {
+	t.Helper()
+	s, err := synth.NewStream(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := make([]float64, block*spec.Dim), make([]float64, block*spec.Dim)
+	for done := 0; done < n; {
+		b := min(block, n-done)
+		s.Fill(x[:b*spec.Dim], y[:b*spec.Dim])
+		if err := e.Add(x[:b*spec.Dim], y[:b*spec.Dim], b); err != nil {
+			t.Fatal(err)
+		}
+		done += b
+	}
+}
+
+// TestStreamingRegime checks, with N ≫ D (N = 50000, D = 128, P = 5), that
+// permutation and analytic DiME agree and that both are near 0 for
+// independent data. Measured (seeds 1, 2): |analytic − permutation| = 0.0024
+// (toy d = 20, 4 nats) and 0.0008 (sine d = 2); on independent d = 20 data
+// |permutation| ≤ 0.0006 and analytic 0.0018 to 0.0028, its positive bias of
+// order D/N = 0.0026 (ESTIMATORS.md section 3). Bounds are about twice the
+// measured values.
+func TestStreamingRegime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("50000 rows × 3 datasets take about 9 s")
+	}
+	const N, block = 50000, 5000
+	cases := []struct {
+		spec      synth.Spec
+		agreement float64 // bound on |analytic − permutation|
+		nearZero  bool
+	}{
+		{synth.Spec{Kind: synth.Gaussian, Dim: 20, MI: 4, Seed: 1}, 0.005, false},
+		{synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 4}, 0.002, false},
+		{synth.Spec{Kind: synth.Independent, Dim: 20, Seed: 2}, 0.005, true},
+	}
+	for _, c := range cases {
+		e, err := New(c.spec.Dim, c.spec.Dim, testConfig(c.spec.Dim, 128, 5, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		feed(t, e, c.spec, N, block)
+		r, err := e.Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%v d=%d: permutation DiME %.5f ± %.5f, analytic %.5f", c.spec.Kind, c.spec.Dim, r.DiME, r.DiMEStdErr, r.DiMEAnalytic)
+		if r.Rows != N {
+			t.Errorf("rows %d, want %d", r.Rows, N)
+		}
+		if d := math.Abs(r.DiMEAnalytic - r.DiME); d > c.agreement {
+			t.Errorf("%v: analytic %.5f and permutation %.5f differ by %.5f > %v", c.spec.Kind, r.DiMEAnalytic, r.DiME, d, c.agreement)
+		}
+		if c.nearZero {
+			if math.Abs(r.DiME) > 0.0015 {
+				t.Errorf("independent: permutation DiME %.5f, want |DiME| <= 0.0015", r.DiME)
+			}
+			if r.DiMEAnalytic < 0 || r.DiMEAnalytic > 0.006 {
+				t.Errorf("independent: analytic DiME %.5f, want within [0, 0.006]", r.DiMEAnalytic)
+			}
+		} else if r.DiME < 0.02 {
+			t.Errorf("%v: dependent data gives DiME %.5f", c.spec.Kind, r.DiME)
+		}
+	}
+}
+
+// TestPairing reconstructs every pair that the estimator forms in one scope
+// (random order o; X at position i with Y at position i + s_k cyclically) and
+// checks all accumulators against sums built pair by pair, for scopes that
+// span several chunks (carry-over and wrap), scopes with fewer rows than
+// permutations, and a lone row paired with the previous scope.
+func TestPairing(t *testing.T) {
+	const d, D, P = 3, 8, 4
+	for _, sizes := range [][]int{{700}, {2}, {3, 1}, {chunkRows + 1}, {5, 600}} {
+		cfg := testConfig(d, D, P, 9)
+		e, err := New(d, d, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pair, _ := rff.NewPair(cfg.pairSpec(d, d))
+		spec := cfg.pairSpec(d, d)
+		want := map[string]*covariance.Accumulator{}
+		newAcc := func(part covariance.Part, k int) *covariance.Accumulator {
+			a, _ := covariance.New(covariance.Description{Map: spec, Part: part, Index: k})
+			return a
+		}
+		wx, wy, wxy := newAcc(covariance.PartX, 0), newAcc(covariance.PartY, 0), newAcc(covariance.PartJoint, 0)
+		wp := make([]*covariance.Accumulator, P)
+		for k := range wp {
+			wp[k] = newAcc(covariance.PartPermuted, k)
+		}
+		_ = want
+		rng := exact.NewPermutationRand(9)
+		var lastY []float64
+		for si, n := range sizes {
+			x, y, _ := synth.Generate(synth.Spec{Kind: synth.Gaussian, Dim: d, MI: 1, Seed: uint64(10 + si)}, n)
+			xd, yd := x.RawMatrix().Data, y.RawMatrix().Data
+			cfgScope := n
+			e.cfg.ShuffleRows = cfgScope
+			if err := e.Add(xd, yd, n); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			order := make([]int, n)
+			for i := range order {
+				order[i] = i
+			}
+			rng.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+			px, _ := pair.X.Transform(nil, xd, n)
+			py, _ := pair.Y.Transform(nil, yd, n)
+			p := 2 * D
+			row := func(f []float64, i int) []float64 { return f[i*p : (i+1)*p] }
+			for i := 0; i < n; i++ {
+				a, b := order[i], order[i]
+				wx.Add(row(px, a), 1)
+				wy.Add(row(py, b), 1)
+				j, _ := rff.Joint(nil, row(px, a), row(py, b), 1, D, nil)
+				wxy.Add(j, 1)
+				for k := 0; k < P; k++ {
+					var yk []float64
+					switch {
+					case n > 1:
+						s := 1 + k%(n-1)
+						yk = row(py, order[(i+s)%n])
+					case lastY != nil:
+						yk = lastY
+					default:
+						continue
+					}
+					j, _ := rff.Joint(nil, row(px, a), yk, 1, D, nil)
+					wp[k].Add(j, 1)
+				}
+			}
+			lastY = append([]float64(nil), row(py, order[n-1])...)
+		}
+		check := func(name string, got, want *covariance.Accumulator) {
+			t.Helper()
+			if got.Weight() != want.Weight() {
+				t.Errorf("sizes %v: %s weight %v, want %v", sizes, name, got.Weight(), want.Weight())
+				return
+			}
+			g, w := got.Sum(), want.Sum()
+			var worst float64
+			for i := 0; i < g.SymmetricDim(); i++ {
+				for j := i; j < g.SymmetricDim(); j++ {
+					worst = math.Max(worst, math.Abs(g.At(i, j)-w.At(i, j)))
+				}
+			}
+			if worst > 1e-12 {
+				t.Errorf("sizes %v: %s differs by %g", sizes, name, worst)
+			}
+		}
+		check("X", e.x, wx)
+		check("Y", e.y, wy)
+		check("joint", e.xy, wxy)
+		for k := range wp {
+			check("permuted", e.perm[k], wp[k])
+		}
+	}
+}
+
+// TestBlockSizeInvariance checks that with a fixed shuffle scope the result
+// does not depend on how rows are cut into blocks.
+func TestBlockSizeInvariance(t *testing.T) {
+	spec := synth.Spec{Kind: synth.Circle, Dim: 2, Noise: 0.1, Seed: 3}
+	var ref Result
+	for i, block := range []int{1, 7, 100, 1000, 3000} {
+		cfg := testConfig(2, 16, 3, 2)
+		cfg.ShuffleRows = 1000
+		e, _ := New(2, 2, cfg)
+		feed(t, e, spec, 3000, block)
+		r, err := e.Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			ref = r
+			continue
+		}
+		if r.EntropyJoint != ref.EntropyJoint || r.DiME != ref.DiME || r.DiMEAnalytic != ref.DiMEAnalytic {
+			t.Errorf("block %d: joint %v DiME %v analytic %v; block 1: %v %v %v", block, r.EntropyJoint, r.DiME, r.DiMEAnalytic, ref.EntropyJoint, ref.DiME, ref.DiMEAnalytic)
+		}
+	}
+}
+
+// TestEstimateMatricesAgreesWithCovariance checks the in-memory estimate in
+// both of its modes (Gram matrices when n < 2D, covariances otherwise)
+// against each other on the same pairings.
+func TestEstimateMatricesModes(t *testing.T) {
+	x, y, _ := synth.Generate(synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 5}, 100)
+	perms := exact.Permutations(100, 3, 1)
+	cfg := testConfig(2, 60, 3, 4) // 2D = 120 > n = 100: Gram mode
+	gram, err := EstimateWithPermutations(x, y, cfg, perms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same estimate through accumulators: add the rows in two halves.
+	e, _ := New(2, 2, cfg)
+	pair := e.pair
+	xd, yd := x.RawMatrix().Data, y.RawMatrix().Data
+	px, _ := pair.X.Transform(nil, xd, 100)
+	py, _ := pair.Y.Transform(nil, yd, 100)
+	e.x.Add(px, 100)
+	e.y.Add(py, 100)
+	j, _ := rff.Joint(nil, px, py, 100, 60, nil)
+	e.xy.Add(j, 100)
+	for k, p := range perms {
+		j, _ := rff.Joint(nil, px, py, 100, 60, p)
+		e.perm[k].Add(j, 100)
+	}
+	e.rows = 100
+	cov, err := e.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		g, cov float64
+	}{
+		{"S_X", gram.EntropyX, cov.EntropyX}, {"S_Y", gram.EntropyY, cov.EntropyY},
+		{"S_XY", gram.EntropyJoint, cov.EntropyJoint}, {"DiME", gram.DiME, cov.DiME},
+		{"analytic", gram.DiMEAnalytic, cov.DiMEAnalytic},
+	} {
+		// Measured: 4e-14 (the same nonzero spectrum from two matrices).
+		if math.Abs(c.g-c.cov) > 1e-10 {
+			t.Errorf("%s: Gram mode %.15g, covariance mode %.15g", c.name, c.g, c.cov)
+		}
+	}
+	all, err := EstimateMatrices(x, y, cfg)
+	if err != nil || all.Rows != 100 || math.IsNaN(all.DiME) {
+		t.Errorf("EstimateMatrices: %+v %v", all, err)
+	}
+	cfg.SkipAnalytic = true
+	skip, _ := EstimateWithPermutations(x, y, cfg, perms)
+	if !math.IsNaN(skip.DiMEAnalytic) || skip.DiME != gram.DiME {
+		t.Errorf("SkipAnalytic: analytic %v, DiME %v (want NaN, %v)", skip.DiMEAnalytic, skip.DiME, gram.DiME)
+	}
+}
+
+func TestAddDoesNotAllocate(t *testing.T) {
+	const n, d = 2048, 10
+	e, _ := New(d, d, testConfig(d, 128, 1, 1))
+	x, y, _ := synth.Generate(synth.Spec{Kind: synth.Gaussian, Dim: d, MI: 2, Seed: 1}, n)
+	xd, yd := x.RawMatrix().Data, y.RawMatrix().Data
+	e.Add(xd, yd, n) // first call sizes the scope's order slice
+	if allocs := testing.AllocsPerRun(5, func() { e.Add(xd, yd, n) }); allocs != 0 {
+		t.Errorf("%v allocations per Add of %d rows", allocs, n)
+	}
+}
+
+func TestInvalidInput(t *testing.T) {
+	good := testConfig(2, 8, 2, 1)
+	bad := func(f func(*Config)) Config { c := good; f(&c); return c }
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"alpha", bad(func(c *Config) { c.Alpha = 0 })},
+		{"sigma", bad(func(c *Config) { c.SigmaY = math.NaN() })},
+		{"features", bad(func(c *Config) { c.Features = 0 })},
+		{"permutations", bad(func(c *Config) { c.Permutations = 0 })},
+		{"shuffle", bad(func(c *Config) { c.ShuffleRows = -1 })},
+		{"kernel", bad(func(c *Config) { c.Kernel = 7 })},
+		{"orthogonal laplacian", bad(func(c *Config) { c.Kernel, c.Variant = exact.Laplacian, rff.Orthogonal })},
+	} {
+		if _, err := New(2, 2, c.cfg); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("%s: error %v", c.name, err)
+		}
+	}
+	if _, err := New(0, 2, good); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("zero width: %v", err)
+	}
+	e, _ := New(2, 2, good)
+	if err := e.Add([]float64{1, 2, 3}, []float64{1, 2}, 1); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("mismatched block: %v", err)
+	}
+	e.Add([]float64{1, 2, 3, 4}, []float64{1, 2, 3, 4}, 2)
+	err := e.Add([]float64{1, 2, 3, math.Inf(1)}, []float64{1, 2, 3, 4}, 2)
+	if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "X row 3, column 1") {
+		t.Errorf("Inf: %v", err)
+	}
+	one, _ := New(2, 2, good)
+	one.Add([]float64{1, 2}, []float64{1, 2}, 1)
+	if _, err := one.Result(); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("one row: %v", err)
+	}
+	if _, err := EstimateMatrices(mat.NewDense(3, 1, nil), mat.NewDense(2, 1, nil), good); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("row mismatch: %v", err)
+	}
+	if _, err := EstimateWithPermutations(mat.NewDense(3, 1, []float64{1, 2, 3}), mat.NewDense(3, 1, []float64{1, 2, 3}), good, [][]int{{0, 1}}); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("short permutation: %v", err)
+	}
+}
