@@ -1,0 +1,24 @@
+//go:build !openblas
+
+package linalg
+
+import (
+	"errors"
+
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// openblasCompiled reports whether the OpenBLAS backend is in this binary.
+const openblasCompiled = false
+
+// useOpenBLAS is never called in this build: Use refuses OpenBLAS first.
+func useOpenBLAS() {}
+
+// lapackeEigenvalues is never called in this build, where Current is always
+// Gonum; it exists so that the dispatch in eigen.go compiles in both builds.
+func (s *SymEigensolver) lapackeEigenvalues([]float64, blas64.Symmetric) ([]float64, error) {
+	return nil, errors.New("linalg: OpenBLAS backend not compiled in (build with -tags openblas)")
+}
+
+// openblasThreads is 0: there is no OpenBLAS in this build.
+func openblasThreads() int { return 0 }
