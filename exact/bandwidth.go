@@ -21,6 +21,10 @@ const (
 	MedianRule
 	// ExplicitRule uses the value given in Bandwidth.Sigma.
 	ExplicitRule
+	// AutoRule maximizes DiME over σ on a sample of the data (Sweep): DiME
+	// has an interior maximum in σ where MI_α does not. It needs both views,
+	// so Resolve alone cannot apply it; Estimate and package stream do.
+	AutoRule
 )
 
 // medianSampleRows caps the number of rows that the median heuristic looks
@@ -40,20 +44,28 @@ func Fixed() Bandwidth { return Bandwidth{Rule: FixedRule} }
 // Median returns the median-heuristic bandwidth rule.
 func Median() Bandwidth { return Bandwidth{Rule: MedianRule} }
 
+// Auto returns the rule that maximizes DiME over σ.
+func Auto() Bandwidth { return Bandwidth{Rule: AutoRule} }
+
+// NeedsData reports whether the rule looks at the data (median, auto).
+func (b Bandwidth) NeedsData() bool { return b.Rule == MedianRule || b.Rule == AutoRule }
+
 // Sigma returns an explicit bandwidth.
 func Sigma(sigma float64) Bandwidth { return Bandwidth{Rule: ExplicitRule, Sigma: sigma} }
 
-// ParseBandwidth parses "fixed", "median" or a positive number.
+// ParseBandwidth parses "fixed", "median", "auto" or a positive number.
 func ParseBandwidth(s string) (Bandwidth, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "fixed":
 		return Fixed(), nil
 	case "median":
 		return Median(), nil
+	case "auto":
+		return Auto(), nil
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil {
-		return Bandwidth{}, invalidf("bandwidth %q is not fixed, median or a number", s)
+		return Bandwidth{}, invalidf("bandwidth %q is not fixed, median, auto or a number", s)
 	}
 	if err := CheckSigma(v); err != nil {
 		return Bandwidth{}, err
@@ -70,6 +82,8 @@ func (b Bandwidth) String() string {
 		return "median"
 	case ExplicitRule:
 		return strconv.FormatFloat(b.Sigma, 'g', -1, 64)
+	case AutoRule:
+		return "auto"
 	}
 	return fmt.Sprintf("BandwidthRule(%d)", uint8(b.Rule))
 }
@@ -87,6 +101,8 @@ func (b Bandwidth) Resolve(kern Kernel, x mat.Matrix) (float64, error) {
 		return MedianSigma(kern, x)
 	case ExplicitRule:
 		return b.Sigma, CheckSigma(b.Sigma)
+	case AutoRule:
+		return 0, invalidf("the auto bandwidth needs both views: use ResolveBandwidths")
 	}
 	return 0, invalidf("unknown bandwidth rule %d", uint8(b.Rule))
 }

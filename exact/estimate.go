@@ -63,6 +63,9 @@ func (c Config) Validate() error {
 		return invalidf("permutations must be at least 1, got %d", c.Permutations)
 	}
 	for _, b := range []Bandwidth{c.SigmaX, c.SigmaY} {
+		if b.Rule > AutoRule {
+			return invalidf("unknown bandwidth rule %d", uint8(b.Rule))
+		}
 		if b.Rule == ExplicitRule {
 			if err := CheckSigma(b.Sigma); err != nil {
 				return err
@@ -114,6 +117,11 @@ func Estimate(x, y mat.Matrix, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if cfg.SigmaX.Rule == AutoRule || cfg.SigmaY.Rule == AutoRule {
+		if sigmaX, sigmaY, err = ResolveBandwidths(x, y, cfg); err != nil {
+			return Result{}, err
+		}
+	}
 	kx, err := Gram(nil, cfg.Kernel, sigmaX, x)
 	if err != nil {
 		return Result{}, err
@@ -162,13 +170,23 @@ func resolveViews(x, y mat.Matrix, cfg Config) (n int, sigmaX, sigmaY float64, e
 	if err := CheckFinite(y); err != nil {
 		return 0, 0, 0, invalidf("Y: %s", trimPrefix(err))
 	}
-	if sigmaX, err = cfg.SigmaX.Resolve(cfg.Kernel, x); err != nil {
+	// The auto rule is resolved by the caller, from both views; here it
+	// stands for the fixed bandwidth it scales.
+	if sigmaX, err = orFixed(cfg.SigmaX).Resolve(cfg.Kernel, x); err != nil {
 		return 0, 0, 0, invalidf("X: %s", trimPrefix(err))
 	}
-	if sigmaY, err = cfg.SigmaY.Resolve(cfg.Kernel, y); err != nil {
+	if sigmaY, err = orFixed(cfg.SigmaY).Resolve(cfg.Kernel, y); err != nil {
 		return 0, 0, 0, invalidf("Y: %s", trimPrefix(err))
 	}
 	return nx, sigmaX, sigmaY, nil
+}
+
+// orFixed returns b, or the fixed rule in place of the auto rule.
+func orFixed(b Bandwidth) Bandwidth {
+	if b.Rule == AutoRule {
+		return Fixed()
+	}
+	return b
 }
 
 // trimPrefix returns the message of an error of this package without its

@@ -32,10 +32,15 @@ type Config struct {
 	Kernel exact.Kernel
 	// Alpha is the order of the Rényi entropies, > 0 (the paper uses 1.01).
 	Alpha float64
-	// SigmaX and SigmaY are the bandwidths of the views, > 0. Rules that
-	// depend on the data (fixed, median, auto) are resolved before the
-	// estimator is built.
-	SigmaX, SigmaY float64
+	// BandwidthX and BandwidthY choose each view's bandwidth: an explicit
+	// value, fixed √(d/2) (the zero value), or a rule that looks at the data,
+	// median or auto, resolved on the first PilotRows rows and then held
+	// fixed for the whole stream.
+	BandwidthX, BandwidthY exact.Bandwidth
+	// PilotRows is the number of rows held back to resolve data-dependent
+	// bandwidths (default DefaultPilotRows). The auto rule uses the first
+	// exact.AutoSampleRows of them.
+	PilotRows int
 	// Features is the number D of random frequencies; the feature dimension
 	// is 2D and every accumulator holds 2D×2D float64.
 	Features int
@@ -57,11 +62,18 @@ type Config struct {
 	// fields are NaN in the Result), which saves one 2D×2D eigenproblem: the
 	// dominant cost of an in-memory estimate with few rows and large D.
 	SkipAnalytic bool
+	// XColumns and YColumns optionally name the columns of each view. They
+	// are reported in Results, recorded in states, and must match to merge.
+	XColumns, YColumns []string
 }
 
+// DefaultPilotRows is the default Config.PilotRows: the median heuristic
+// looks at up to 1000 rows.
+const DefaultPilotRows = 1000
+
 // DefaultConfig returns the defaults of the dime command: Gaussian kernel,
-// alpha 1.01, D = 256 frequencies (512 features), P = 5 permutations, seed 1.
-// The bandwidths must still be set.
+// alpha 1.01, fixed bandwidths √(d/2), D = 256 frequencies (512 features),
+// P = 5 permutations, seed 1.
 func DefaultConfig() Config {
 	return Config{Kernel: exact.Gaussian, Alpha: 1.01, Features: 256, Permutations: 5, Seed: 1}
 }
@@ -78,10 +90,14 @@ func (c Config) Validate() error {
 		return invalidf("unknown kernel %d", uint8(c.Kernel))
 	case !(c.Alpha > 0) || math.IsInf(c.Alpha, 0):
 		return invalidf("alpha must be finite and > 0, got %v", c.Alpha)
-	case !(c.SigmaX > 0) || math.IsInf(c.SigmaX, 0):
-		return invalidf("sigma of X must be finite and > 0, got %v", c.SigmaX)
-	case !(c.SigmaY > 0) || math.IsInf(c.SigmaY, 0):
-		return invalidf("sigma of Y must be finite and > 0, got %v", c.SigmaY)
+	case c.BandwidthX.Rule > exact.AutoRule || c.BandwidthY.Rule > exact.AutoRule:
+		return invalidf("unknown bandwidth rule")
+	case c.BandwidthX.Rule == exact.ExplicitRule && (!(c.BandwidthX.Sigma > 0) || math.IsInf(c.BandwidthX.Sigma, 0)):
+		return invalidf("sigma of X must be finite and > 0, got %v", c.BandwidthX.Sigma)
+	case c.BandwidthY.Rule == exact.ExplicitRule && (!(c.BandwidthY.Sigma > 0) || math.IsInf(c.BandwidthY.Sigma, 0)):
+		return invalidf("sigma of Y must be finite and > 0, got %v", c.BandwidthY.Sigma)
+	case c.PilotRows < 0:
+		return invalidf("pilot rows must be >= 0, got %d", c.PilotRows)
 	case c.Features < 1 || c.Features > rff.MaxFeatures:
 		return invalidf("features must be 1 to %d, got %d", rff.MaxFeatures, c.Features)
 	case c.Permutations < 1 || c.Permutations > MaxPermutations:
@@ -95,10 +111,21 @@ func (c Config) Validate() error {
 }
 
 // pairSpec returns the feature maps' description for views of the given
-// widths.
-func (c Config) pairSpec(dimX, dimY int) rff.PairSpec {
+// widths and bandwidths.
+func (c Config) pairSpec(dimX, dimY int, sigmaX, sigmaY float64) rff.PairSpec {
 	return rff.PairSpec{
 		Kernel: c.Kernel, Variant: c.Variant, Features: c.Features, Seed: c.Seed,
-		SigmaX: c.SigmaX, SigmaY: c.SigmaY, DimX: dimX, DimY: dimY,
+		SigmaX: sigmaX, SigmaY: sigmaY, DimX: dimX, DimY: dimY,
 	}
+}
+
+// needsPilot reports whether a bandwidth rule looks at the data.
+func (c Config) needsPilot() bool { return c.BandwidthX.NeedsData() || c.BandwidthY.NeedsData() }
+
+// pilotRows returns the number of rows to hold back for the bandwidths.
+func (c Config) pilotRows() int {
+	if c.PilotRows > 0 {
+		return c.PilotRows
+	}
+	return DefaultPilotRows
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rff"
@@ -15,15 +17,20 @@ import (
 // read a Result at any moment; its memory is O(D²) whatever the number of
 // rows. An Estimator is not safe for concurrent use.
 type Estimator struct {
-	cfg        Config
-	dimX, dimY int
-	pair       *rff.Pair
-	x, y, xy   *covariance.Accumulator
-	perm       []*covariance.Accumulator
-	shuffle    *rand.Rand
-	rows       int64 // rows added, including rows still pending
-	skipped    int64 // rows dropped upstream, reported in Result
-	rowsBefore int64 // rows of earlier Add calls, for error messages
+	cfg            Config
+	dimX, dimY     int
+	sigmaX, sigmaY float64   // resolved bandwidths
+	pair           *rff.Pair // nil until the bandwidths are resolved
+	x, y, xy       *covariance.Accumulator
+	perm           []*covariance.Accumulator
+	shuffleSrc     *rand.PCG  // reseeded for each scope (scopeSeed)
+	shuffle        *rand.Rand // draws from shuffleSrc
+	rows           int64      // rows added, including rows still pending
+	skipped        int64      // rows dropped upstream, reported in Result
+
+	// Rows held back to resolve data-dependent bandwidths.
+	pilotX, pilotY []float64
+	pilot          int
 
 	// Rows waiting for their shuffle scope to fill.
 	pendX, pendY []float64
@@ -41,7 +48,10 @@ type Estimator struct {
 	shifts        []int
 }
 
-// New returns an estimator for views of dimX and dimY columns.
+// New returns an estimator for views of dimX and dimY columns. With fixed or
+// explicit bandwidths it is ready at once; with median or auto it holds back
+// the first cfg.PilotRows rows, resolves the bandwidths on them, and only then
+// builds its feature maps and adds them.
 func New(dimX, dimY int, cfg Config) (*Estimator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -49,14 +59,44 @@ func New(dimX, dimY int, cfg Config) (*Estimator, error) {
 	if dimX < 1 || dimY < 1 {
 		return nil, invalidf("views need at least one column, got %d and %d", dimX, dimY)
 	}
-	spec := cfg.pairSpec(dimX, dimY)
+	for _, c := range []struct {
+		names []string
+		dim   int
+		view  string
+	}{{cfg.XColumns, dimX, "X"}, {cfg.YColumns, dimY, "Y"}} {
+		if len(c.names) > c.dim {
+			return nil, invalidf("%d names for the %d columns of %s", len(c.names), c.dim, c.view)
+		}
+	}
+	src := rand.NewPCG(cfg.Seed, exact.PermutationStream)
+	e := &Estimator{cfg: cfg, dimX: dimX, dimY: dimY, shuffleSrc: src, shuffle: rand.New(src)}
+	if !cfg.needsPilot() {
+		if err := e.start(resolveDataFree(cfg.BandwidthX, dimX), resolveDataFree(cfg.BandwidthY, dimY)); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// resolveDataFree returns the bandwidth of a fixed or explicit rule.
+func resolveDataFree(b exact.Bandwidth, d int) float64 {
+	if b.Rule == exact.ExplicitRule {
+		return b.Sigma
+	}
+	return exact.FixedSigma(d)
+}
+
+// start builds the feature maps and accumulators for the given bandwidths.
+func (e *Estimator) start(sigmaX, sigmaY float64) error {
+	cfg := e.cfg
+	spec := cfg.pairSpec(e.dimX, e.dimY, sigmaX, sigmaY)
 	pair, err := rff.NewPair(spec)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidInput, err)
+		return fmt.Errorf("%w: %v", ErrInvalidInput, err)
 	}
-	e := &Estimator{cfg: cfg, dimX: dimX, dimY: dimY, pair: pair, shuffle: exact.NewPermutationRand(cfg.Seed)}
+	e.pair, e.sigmaX, e.sigmaY = pair, sigmaX, sigmaY
 	if e.x, err = covariance.New(covariance.Description{Map: spec, Part: covariance.PartX}); err != nil {
-		return nil, err
+		return err
 	}
 	e.y, _ = covariance.New(covariance.Description{Map: spec, Part: covariance.PartY})
 	e.xy, _ = covariance.New(covariance.Description{Map: spec, Part: covariance.PartJoint})
@@ -65,15 +105,45 @@ func New(dimX, dimY int, cfg Config) (*Estimator, error) {
 		e.perm[k], _ = covariance.New(covariance.Description{Map: spec, Part: covariance.PartPermuted, Index: k})
 	}
 	p, P := 2*cfg.Features, cfg.Permutations
-	e.gx = make([]float64, chunkRows*dimX)
-	e.gy = make([]float64, (chunkRows+P)*dimY)
+	e.gx = make([]float64, chunkRows*e.dimX)
+	e.gy = make([]float64, (chunkRows+P)*e.dimY)
 	e.px = make([]float64, chunkRows*p)
 	e.py = make([]float64, (chunkRows+P)*p)
 	e.joint = make([]float64, chunkRows*p)
 	e.head = make([]float64, P*p)
 	e.lastY = make([]float64, p)
 	e.shifts = make([]int, P)
-	return e, nil
+	return nil
+}
+
+// Started reports whether the bandwidths are resolved and the feature maps
+// built (always, except while a pilot sample is being gathered).
+func (e *Estimator) Started() bool { return e.pair != nil }
+
+// Bandwidths returns the resolved bandwidths (0 before Started).
+func (e *Estimator) Bandwidths() (sigmaX, sigmaY float64) { return e.sigmaX, e.sigmaY }
+
+// resolvePilot resolves the bandwidths on the rows held back, starts, and adds
+// those rows.
+func (e *Estimator) resolvePilot() error {
+	n := e.pilot
+	if n < 2 {
+		return invalidf("%d rows, want at least 2 to choose the bandwidths", n)
+	}
+	x := mat.NewDense(n, e.dimX, e.pilotX)
+	y := mat.NewDense(n, e.dimY, e.pilotY)
+	ecfg := exact.Config{Kernel: e.cfg.Kernel, Alpha: e.cfg.Alpha, SigmaX: e.cfg.BandwidthX, SigmaY: e.cfg.BandwidthY,
+		Permutations: e.cfg.Permutations, Seed: e.cfg.Seed}
+	sx, sy, err := exact.ResolveBandwidths(x, y, ecfg)
+	if err != nil {
+		return fmt.Errorf("%w: choosing the bandwidths on the first %d rows: %v", ErrInvalidInput, n, err)
+	}
+	if err := e.start(sx, sy); err != nil {
+		return err
+	}
+	px, py := e.pilotX, e.pilotY
+	e.pilotX, e.pilotY, e.pilot = nil, nil, 0
+	return e.addStarted(px, py, n)
 }
 
 // Config returns the estimator's configuration.
@@ -94,14 +164,31 @@ func (e *Estimator) Add(x, y []float64, rows int) error {
 		return invalidf("block of %d rows has %d X values (want %d) and %d Y values (want %d)",
 			rows, len(x), rows*e.dimX, len(y), rows*e.dimY)
 	}
-	if err := checkFinite("X", x, e.dimX, e.rowsBefore); err != nil {
+	if err := checkFinite("X", x, e.dimX, e.rows); err != nil {
 		return err
 	}
-	if err := checkFinite("Y", y, e.dimY, e.rowsBefore); err != nil {
+	if err := checkFinite("Y", y, e.dimY, e.rows); err != nil {
 		return err
 	}
-	e.rowsBefore += int64(rows)
 	e.rows += int64(rows)
+	if !e.Started() {
+		take := min(rows, e.cfg.pilotRows()-e.pilot)
+		e.pilotX = append(e.pilotX, x[:take*e.dimX]...)
+		e.pilotY = append(e.pilotY, y[:take*e.dimY]...)
+		e.pilot += take
+		x, y, rows = x[take*e.dimX:], y[take*e.dimY:], rows-take
+		if e.pilot < e.cfg.pilotRows() {
+			return nil
+		}
+		if err := e.resolvePilot(); err != nil {
+			return err
+		}
+	}
+	return e.addStarted(x, y, rows)
+}
+
+// addStarted adds finite rows once the feature maps exist.
+func (e *Estimator) addStarted(x, y []float64, rows int) error {
 	scope := e.cfg.ShuffleRows
 	if scope == 0 {
 		// Each block is its own scope, unless it is small: then blocks are
@@ -137,8 +224,18 @@ func checkFinite(view string, v []float64, d int, offset int64) error {
 }
 
 // Flush pairs the rows waiting in the shuffle buffer now, as a scope of their
-// own. Result calls it; a caller that ends a window calls it too.
+// own, and, if a pilot sample is still being gathered, resolves the
+// bandwidths on the rows so far. Result calls it; a caller that ends a window
+// calls it too.
 func (e *Estimator) Flush() error {
+	if !e.Started() {
+		if e.pilot == 0 {
+			return nil
+		}
+		if err := e.resolvePilot(); err != nil {
+			return err
+		}
+	}
 	if e.pending == 0 {
 		return nil
 	}
@@ -147,9 +244,33 @@ func (e *Estimator) Flush() error {
 	return err
 }
 
+// scopeStream returns the PCG stream of a scope's random order: the
+// permutation stream mixed with a hash of the scope's size and of its first
+// and last rows. A scope is thus ordered the same way whenever and wherever
+// it is processed, so that shards merged from saved states equal one run over
+// the same scopes, and a restored state continues exactly.
+func scopeStream(x, y []float64, n, dx, dy int) uint64 {
+	h := mix(exact.PermutationStream ^ uint64(n))
+	for _, v := range [][]float64{x[:dx], y[:dy], x[(n-1)*dx : n*dx], y[(n-1)*dy : n*dy]} {
+		for _, f := range v {
+			h = mix(h ^ math.Float64bits(f))
+		}
+	}
+	return h
+}
+
+// mix is the SplitMix64 finalizer.
+func mix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
 // processScope adds the n rows of one shuffle scope to every accumulator.
 //
-// The rows are put in a random order o; the X part, the Y part and the joint
+// The rows are put in a random order o (seeded by the estimator's seed and
+// scopeStream); the X part, the Y part and the joint
 // take every row once. Permuted accumulator k pairs X at position i with Y at
 // position i + s_k (cyclically), s_k = 1 + (k−1) mod (n−1): a random
 // derangement, no row paired with itself. Rows are mapped in chunks, and the
@@ -164,6 +285,7 @@ func (e *Estimator) processScope(x, y []float64, n int) error {
 	for i := range order {
 		order[i] = i
 	}
+	e.shuffleSrc.Seed(e.cfg.Seed, scopeStream(x, y, n, e.dimX, e.dimY))
 	e.shuffle.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
 
 	p := 2 * e.cfg.Features

@@ -3,7 +3,6 @@ package stream_test
 import (
 	"fmt"
 
-	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/stream"
 	"github.com/dime-project/dime/synth"
 )
@@ -12,7 +11,6 @@ import (
 // permutations and analytically.
 func ExampleEstimator() {
 	cfg := stream.DefaultConfig()
-	cfg.SigmaX, cfg.SigmaY = exact.FixedSigma(2), exact.FixedSigma(2)
 	cfg.Features = 64
 	est, err := stream.New(2, 2, cfg)
 	if err != nil {

@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"fmt"
+
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dime-project/dime/covariance"
@@ -42,6 +44,16 @@ func EstimateWithPermutations(x, y mat.Matrix, cfg Config, perms [][]int) (Resul
 		return Result{}, invalidf("no permutations")
 	}
 	cfg.Permutations = len(perms)
+	if cfg.needsPilot() {
+		// In memory, data-dependent bandwidths look at all the rows.
+		ecfg := exact.Config{Kernel: cfg.Kernel, Alpha: cfg.Alpha, SigmaX: cfg.BandwidthX, SigmaY: cfg.BandwidthY,
+			Permutations: cfg.Permutations, Seed: cfg.Seed}
+		sx, sy, err := exact.ResolveBandwidths(x, y, ecfg)
+		if err != nil {
+			return Result{}, fmt.Errorf("%w: %v", ErrInvalidInput, err)
+		}
+		cfg.BandwidthX, cfg.BandwidthY = exact.Sigma(sx), exact.Sigma(sy)
+	}
 	_, dx := x.Dims()
 	_, dy := y.Dims()
 	e, err := New(dx, dy, cfg)
@@ -84,7 +96,7 @@ func EstimateWithPermutations(x, y mat.Matrix, cfg Config, perms [][]int) (Resul
 			acc.Add(joint, n)
 		}
 		e.rows = int64(n)
-		return resultOf(e.cfg, e.rows, 0, e.x, e.y, e.xy, e.perm)
+		return resultOf(e.cfg, e.sigmaX, e.sigmaY, e.rows, 0, e.x, e.y, e.xy, e.perm)
 	}
 	// Few rows: the nonzero eigenvalues of a covariance ΦᵀΦ/n are those of
 	// the n×n Gram matrix ΦΦᵀ/n, which is smaller; entropies come from it.
@@ -121,13 +133,13 @@ func EstimateWithPermutations(x, y mat.Matrix, cfg Config, perms [][]int) (Resul
 		if err != nil {
 			return Result{}, err
 		}
-		return assemble(cfg, int64(n), 0, append(sg, s)), nil
+		return assemble(cfg, e.sigmaX, e.sigmaY, int64(n), 0, append(sg, s)), nil
 	}
 	sg, err := exact.MatrixEntropies(cfg.Alpha, grams...)
 	if err != nil {
 		return Result{}, err
 	}
-	return assemble(cfg, int64(n), 0, sg), nil
+	return assemble(cfg, e.sigmaX, e.sigmaY, int64(n), 0, sg), nil
 }
 
 // rowMajor returns the data of two views as row-major slices, checking that

@@ -72,7 +72,7 @@ func TestParityExactVsRFF(t *testing.T) {
 			for Di, D := range Ds {
 				var worst [nq]float64
 				for seed := uint64(1); seed <= seeds; seed++ {
-					cfg := Config{Kernel: exact.Gaussian, Alpha: ecfg.Alpha, SigmaX: ex.SigmaX, SigmaY: ex.SigmaY,
+					cfg := Config{Kernel: exact.Gaussian, Alpha: ecfg.Alpha, BandwidthX: exact.Sigma(ex.SigmaX), BandwidthY: exact.Sigma(ex.SigmaY),
 						Features: D, Variant: v, Seed: seed, SkipAnalytic: true}
 					r, err := EstimateWithPermutations(x, y, cfg, perms)
 					if err != nil {

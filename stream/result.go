@@ -15,15 +15,17 @@ import (
 // Result is an RFF estimate with every parameter that produced it. Entropies
 // are in nats.
 type Result struct {
-	Rows, SkippedRows int64
-	Kernel            exact.Kernel
-	Alpha             float64
-	SigmaX, SigmaY    float64
-	Features          int // D; the feature dimension is 2D
-	Variant           rff.Variant
-	Permutations      int
-	Seed              uint64
-	ShuffleRows       int
+	Rows, SkippedRows      int64
+	XColumns, YColumns     []string
+	Kernel                 exact.Kernel
+	Alpha                  float64
+	BandwidthX, BandwidthY exact.Bandwidth // the rules
+	SigmaX, SigmaY         float64         // the bandwidths they gave
+	Features               int             // D; the feature dimension is 2D
+	Variant                rff.Variant
+	Permutations           int
+	Seed                   uint64
+	ShuffleRows            int
 
 	// EntropyX, EntropyY and EntropyJoint are the entropies of the X part,
 	// Y part and joint covariance operators.
@@ -59,11 +61,11 @@ func (e *Estimator) Result() (Result, error) {
 	if e.rows < 2 {
 		return Result{}, invalidf("%d rows, want at least 2", e.rows)
 	}
-	return resultOf(e.cfg, e.rows, e.skipped, e.x, e.y, e.xy, e.perm)
+	return resultOf(e.cfg, e.sigmaX, e.sigmaY, e.rows, e.skipped, e.x, e.y, e.xy, e.perm)
 }
 
 // resultOf computes a Result from a full set of accumulators.
-func resultOf(cfg Config, rows, skipped int64, x, y, xy *covariance.Accumulator, perm []*covariance.Accumulator) (Result, error) {
+func resultOf(cfg Config, sigmaX, sigmaY float64, rows, skipped int64, x, y, xy *covariance.Accumulator, perm []*covariance.Accumulator) (Result, error) {
 	mats := []*mat.SymDense{x.Sum(), y.Sum(), xy.Sum()}
 	for _, a := range perm {
 		if !(a.Weight() > 0) {
@@ -82,13 +84,13 @@ func resultOf(cfg Config, rows, skipped int64, x, y, xy *covariance.Accumulator,
 	if err != nil {
 		return Result{}, err
 	}
-	return assemble(cfg, rows, skipped, s), nil
+	return assemble(cfg, sigmaX, sigmaY, rows, skipped, s), nil
 }
 
 // assemble builds a Result from the entropies of X, Y, the joint, the P
 // permuted joints and, unless cfg.SkipAnalytic, the product of marginals, in
 // that order.
-func assemble(cfg Config, rows, skipped int64, s []float64) Result {
+func assemble(cfg Config, sigmaX, sigmaY float64, rows, skipped int64, s []float64) Result {
 	permuted := s[3 : 3+cfg.Permutations]
 	var mean float64
 	for _, v := range permuted {
@@ -109,7 +111,9 @@ func assemble(cfg Config, rows, skipped int64, s []float64) Result {
 	}
 	return Result{
 		Rows: rows, SkippedRows: skipped,
-		Kernel: cfg.Kernel, Alpha: cfg.Alpha, SigmaX: cfg.SigmaX, SigmaY: cfg.SigmaY,
+		XColumns: cfg.XColumns, YColumns: cfg.YColumns,
+		Kernel: cfg.Kernel, Alpha: cfg.Alpha,
+		BandwidthX: cfg.BandwidthX, BandwidthY: cfg.BandwidthY, SigmaX: sigmaX, SigmaY: sigmaY,
 		Features: cfg.Features, Variant: cfg.Variant, Permutations: cfg.Permutations,
 		Seed: cfg.Seed, ShuffleRows: cfg.ShuffleRows,
 		EntropyX: s[0], EntropyY: s[1], EntropyJoint: s[2],

@@ -3,6 +3,7 @@ package stream
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -15,8 +16,7 @@ import (
 )
 
 func testConfig(d int, D, P int, seed uint64) Config {
-	return Config{Kernel: exact.Gaussian, Alpha: 1.01, SigmaX: exact.FixedSigma(d), SigmaY: exact.FixedSigma(d),
-		Features: D, Permutations: P, Seed: seed}
+	return Config{Kernel: exact.Gaussian, Alpha: 1.01, Features: D, Permutations: P, Seed: seed}
 }
 
 // feed adds n rows of spec to e in blocks of the given size.
@@ -101,8 +101,8 @@ func TestPairing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pair, _ := rff.NewPair(cfg.pairSpec(d, d))
-		spec := cfg.pairSpec(d, d)
+		spec := cfg.pairSpec(d, d, exact.FixedSigma(d), exact.FixedSigma(d))
+		pair, _ := rff.NewPair(spec)
 		want := map[string]*covariance.Accumulator{}
 		newAcc := func(part covariance.Part, k int) *covariance.Accumulator {
 			a, _ := covariance.New(covariance.Description{Map: spec, Part: part, Index: k})
@@ -114,7 +114,6 @@ func TestPairing(t *testing.T) {
 			wp[k] = newAcc(covariance.PartPermuted, k)
 		}
 		_ = want
-		rng := exact.NewPermutationRand(9)
 		var lastY []float64
 		for si, n := range sizes {
 			x, y, _ := synth.Generate(synth.Spec{Kind: synth.Gaussian, Dim: d, MI: 1, Seed: uint64(10 + si)}, n)
@@ -131,6 +130,7 @@ func TestPairing(t *testing.T) {
 			for i := range order {
 				order[i] = i
 			}
+			rng := rand.New(rand.NewPCG(9, scopeStream(xd, yd, n, d, d)))
 			rng.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
 			px, _ := pair.X.Transform(nil, xd, n)
 			py, _ := pair.Y.Transform(nil, yd, n)
@@ -282,7 +282,9 @@ func TestInvalidInput(t *testing.T) {
 		cfg  Config
 	}{
 		{"alpha", bad(func(c *Config) { c.Alpha = 0 })},
-		{"sigma", bad(func(c *Config) { c.SigmaY = math.NaN() })},
+		{"sigma", bad(func(c *Config) { c.BandwidthY = exact.Sigma(math.NaN()) })},
+		{"sigma zero", bad(func(c *Config) { c.BandwidthX = exact.Sigma(0) })},
+		{"pilot", bad(func(c *Config) { c.PilotRows = -1 })},
 		{"features", bad(func(c *Config) { c.Features = 0 })},
 		{"permutations", bad(func(c *Config) { c.Permutations = 0 })},
 		{"shuffle", bad(func(c *Config) { c.ShuffleRows = -1 })},

@@ -1,0 +1,66 @@
+// Package stream is the streaming RFF estimator of dime: row-major blocks of
+// two views in, matrix-based entropies, mutual information and DiME out, in
+// O(D²) memory whatever the number of rows.
+//
+// # Overview
+//
+// An Estimator maps each row of X and Y to random Fourier features (package
+// rff) and adds them to covariance accumulators (package covariance): the X
+// part, the Y part, the joint, and P permuted joints. At any moment Result
+// gives S_X, S_Y, S_XY, MI_α = S_X + S_Y − S_XY, DiME by permutations (the
+// mean over the P permuted accumulators of S(C_π) − S(C_XY), with its
+// standard error) and DiME analytic (S(C⊥) − S(C_XY), C⊥ the all-pairs
+// product of marginals computed from the parts), with every parameter used.
+//
+// With N rows and D frequencies, the estimates converge, as N grows, to
+// population quantities whose ceiling is log(2D), not log N: they are not the
+// exact DiME of a batch of N rows (package exact), and should be compared
+// with like. At independence the permutation estimate is unbiased while the
+// analytic one carries a small positive bias of order D/N; once N ≫ D the two
+// agree.
+//
+// # Shuffle scopes: why they matter
+//
+// The permuted accumulators stand for the product of marginals: x_i paired
+// with the y of another row. That is only right if the two rows are
+// independent draws. Rows are paired within a shuffle scope: by default each
+// block given to Add (blocks smaller than DefaultMinScopeRows are pooled),
+// or, with Config.ShuffleRows = R, R consecutive rows whatever the blocks.
+// When the input is sorted or grouped (by time, by user, by label), the rows
+// of one block resemble each other, a permuted pair is then not an
+// independent pair, and DiME is biased toward 0: choose R large enough to
+// span many groups.
+//
+// Inside a scope of n rows, the rows are put in a random order (seeded by the
+// seed and the scope's own content, so that the same scope is paired the same
+// way wherever it is processed) and X at position i is paired with Y at
+// position i + k, cyclically, for k = 1 … P: P random derangements, no row
+// paired with itself. Each row's features are computed once per view; joint
+// and permuted features come from them without further sin or cos.
+//
+// # Bandwidths
+//
+// Each view's bandwidth is explicit, fixed (√(d/2), the paper's), median (the
+// median heuristic) or auto (the σ that maximizes exact DiME on a sample,
+// exact.ResolveBandwidths). Median and auto are resolved on the first
+// Config.PilotRows rows, which are held back meanwhile, and then held fixed
+// for the whole stream.
+//
+// # States
+//
+// WriteState saves an estimator (settings, bandwidths, row counts, column
+// names and accumulators; versioned and checksummed) and ReadState restores
+// it: continuing a restored estimator gives exactly what the original would
+// have given. Merge adds a shard's estimator to another: the result is the
+// estimator of the union of the rows. Shards must share their feature maps,
+// so data-dependent bandwidths (median, auto), which differ from shard to
+// shard, must be replaced by explicit values for sharded runs.
+//
+// # In memory
+//
+// EstimateMatrices estimates from two matrices, all rows forming one scope.
+// EstimateWithPermutations takes the permutations of exact.Permutations, so
+// that RFF and exact estimates of the same rows pair the same rows and differ
+// only by the feature approximation; it uses the n×n Gram matrix of the
+// features when n < 2D, which has the same nonzero spectrum and costs less.
+package stream
