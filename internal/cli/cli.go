@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/stream"
 	"github.com/dime-project/dime/synth"
 )
 
@@ -47,7 +48,8 @@ var commands map[string]command
 
 func init() {
 	commands = map[string]command{
-		"demo": {"print exact DiME against the true MI on the paper's toy, generated in memory", runDemo},
+		"demo":  {"exact and RFF DiME against the true MI on the paper's toy, generated in memory", runDemo},
+		"merge": {"merge estimator states saved by score --save-state and print the result", runMerge},
 	}
 }
 
@@ -84,7 +86,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // isUsage reports whether err is about the command line or the input.
 func isUsage(err error) bool {
 	var u usageError
-	return errors.As(err, &u) || errors.Is(err, exact.ErrInvalidInput) || errors.Is(err, synth.ErrInvalidSpec)
+	return errors.As(err, &u) || errors.Is(err, exact.ErrInvalidInput) || errors.Is(err, synth.ErrInvalidSpec) ||
+		errors.Is(err, stream.ErrInvalidInput) || errors.Is(err, stream.ErrState) || errors.Is(err, stream.ErrIncompatible)
 }
 
 // oneLine folds a multi-line message into one line.

@@ -16,7 +16,7 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 }
 
 func TestDemoJSONRisesWithMI(t *testing.T) {
-	code, out, errs := run(t, "demo", "--rows", "256", "--json")
+	code, out, errs := run(t, "demo", "--rows", "256", "--stream-rows", "8000", "--features", "64", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -24,23 +24,33 @@ func TestDemoJSONRisesWithMI(t *testing.T) {
 	if len(lines) != len(demoMIs) {
 		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(demoMIs), out)
 	}
-	prev := -1.0
+	prev, prevRFF := -1.0, -1.0
 	for i, l := range lines {
 		var v struct {
 			TrueMI float64 `json:"true_mi"`
-			DiME   float64 `json:"dime"`
-			Rows   int     `json:"rows"`
+			Exact  struct {
+				Estimator string  `json:"estimator"`
+				DiME      float64 `json:"dime"`
+				Rows      int     `json:"rows"`
+			} `json:"exact"`
+			RFF struct {
+				Estimator string  `json:"estimator"`
+				DiME      float64 `json:"dime"`
+				Rows      int     `json:"rows"`
+				Features  int     `json:"features"`
+			} `json:"rff"`
 		}
 		if err := json.Unmarshal([]byte(l), &v); err != nil {
 			t.Fatalf("line %d: %v: %s", i, err, l)
 		}
-		if v.TrueMI != demoMIs[i] || v.Rows != 256 {
+		if v.TrueMI != demoMIs[i] || v.Exact.Rows != 256 || v.RFF.Rows != 8000 || v.RFF.Features != 64 ||
+			v.Exact.Estimator != "exact" || v.RFF.Estimator != "rff" {
 			t.Errorf("line %d: %+v", i, v)
 		}
-		if v.DiME <= prev {
-			t.Errorf("DiME %v at MI %v is not above %v", v.DiME, v.TrueMI, prev)
+		if v.Exact.DiME <= prev || v.RFF.DiME <= prevRFF {
+			t.Errorf("DiME exact %v, rff %v at MI %v are not above %v, %v", v.Exact.DiME, v.RFF.DiME, v.TrueMI, prev, prevRFF)
 		}
-		prev = v.DiME
+		prev, prevRFF = v.Exact.DiME, v.RFF.DiME
 	}
 }
 

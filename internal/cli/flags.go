@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/rff"
+	"github.com/dime-project/dime/stream"
+)
+
+// estimatorFlags are the flags shared by the commands that estimate.
+type estimatorFlags struct {
+	x, y                  string
+	kernel                string
+	sigma, sigmaX, sigmaY string
+	alpha                 float64
+	features              int
+	variant               string
+	permutations          int
+	seed                  uint64
+	shuffle               int
+	asJSON                bool
+	progress              string
+}
+
+// register adds the shared flags to fs.
+func (f *estimatorFlags) register(fs *flagSet) {
+	fs.StringVar(&f.x, "x", "", "comma-separated columns of view X (a FixedSizeList column counts for its list size)")
+	fs.StringVar(&f.y, "y", "", "comma-separated columns of view Y")
+	fs.StringVar(&f.kernel, "kernel", "gaussian", "kernel: gaussian, laplacian or elliptical")
+	fs.StringVar(&f.sigma, "sigma", "fixed", "bandwidth of both views: fixed (sqrt(d/2)), median, auto or a number")
+	fs.StringVar(&f.sigmaX, "sigma-x", "", "bandwidth of X (overrides --sigma)")
+	fs.StringVar(&f.sigmaY, "sigma-y", "", "bandwidth of Y (overrides --sigma)")
+	fs.Float64Var(&f.alpha, "alpha", 1.01, "order alpha > 0 of the Renyi entropies")
+	fs.IntVar(&f.permutations, "permutations", 5, "number P of permutations")
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed (frequencies, permutations, samples)")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object instead of a table")
+	fs.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (when stderr is a terminal), always or never")
+}
+
+// registerRFF adds the flags of the RFF estimator.
+func (f *estimatorFlags) registerRFF(fs *flagSet) {
+	fs.IntVar(&f.features, "features", 256, "number D of random frequencies (2D features; memory grows as D²)")
+	fs.StringVar(&f.variant, "variant", "plain", "frequencies: plain or orthogonal (gaussian kernel only)")
+	fs.IntVar(&f.shuffle, "shuffle-buffer", 0, "rows to mix before pairing for the permutations (0: each batch; raise it for sorted input)")
+}
+
+// columns splits a comma-separated list of column names.
+func columns(flag, list string) ([]string, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, usagef("--%s is required: name the columns of the view, e.g. --%s a,b,c", flag, flag)
+	}
+	var names []string
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			return nil, usagef("--%s %q has an empty column name", flag, list)
+		}
+		names = append(names, n)
+	}
+	return names, nil
+}
+
+// views returns the column names of both views.
+func (f *estimatorFlags) views() (x, y []string, err error) {
+	if x, err = columns("x", f.x); err != nil {
+		return nil, nil, err
+	}
+	if y, err = columns("y", f.y); err != nil {
+		return nil, nil, err
+	}
+	return x, y, nil
+}
+
+// bandwidths parses --sigma, --sigma-x and --sigma-y.
+func (f *estimatorFlags) bandwidths() (x, y exact.Bandwidth, err error) {
+	parse := func(flag, v string) (exact.Bandwidth, error) {
+		b, err := exact.ParseBandwidth(v)
+		if err != nil {
+			return b, usagef("--%s %q: want fixed, median, auto or a number > 0", flag, v)
+		}
+		return b, nil
+	}
+	both, err := parse("sigma", f.sigma)
+	if err != nil {
+		return x, y, err
+	}
+	x, y = both, both
+	if f.sigmaX != "" {
+		if x, err = parse("sigma-x", f.sigmaX); err != nil {
+			return x, y, err
+		}
+	}
+	if f.sigmaY != "" {
+		if y, err = parse("sigma-y", f.sigmaY); err != nil {
+			return x, y, err
+		}
+	}
+	return x, y, nil
+}
+
+// common checks and parses the flags every estimator uses.
+func (f *estimatorFlags) common() (kern exact.Kernel, bx, by exact.Bandwidth, err error) {
+	if kern, err = exact.ParseKernel(f.kernel); err != nil {
+		return kern, bx, by, usagef("--kernel %q: want gaussian, laplacian or elliptical", f.kernel)
+	}
+	if err := exact.CheckAlpha(f.alpha); err != nil {
+		return kern, bx, by, usagef("--alpha %v: want a finite number > 0", f.alpha)
+	}
+	if f.permutations < 1 || f.permutations > stream.MaxPermutations {
+		return kern, bx, by, usagef("--permutations %d: want 1 to %d", f.permutations, stream.MaxPermutations)
+	}
+	switch f.progress {
+	case "auto", "always", "never":
+	default:
+		return kern, bx, by, usagef("--progress %q: want auto, always or never", f.progress)
+	}
+	bx, by, err = f.bandwidths()
+	return kern, bx, by, err
+}
+
+// exactConfig returns the configuration of the exact estimator.
+func (f *estimatorFlags) exactConfig() (exact.Config, error) {
+	kern, bx, by, err := f.common()
+	if err != nil {
+		return exact.Config{}, err
+	}
+	return exact.Config{Kernel: kern, Alpha: f.alpha, SigmaX: bx, SigmaY: by, Permutations: f.permutations, Seed: f.seed}, nil
+}
+
+// streamConfig returns the configuration of the RFF estimator, for views
+// with the given column names.
+func (f *estimatorFlags) streamConfig(xcols, ycols []string) (stream.Config, error) {
+	kern, bx, by, err := f.common()
+	if err != nil {
+		return stream.Config{}, err
+	}
+	if f.features < 1 || f.features > rff.MaxFeatures {
+		return stream.Config{}, usagef("--features %d: want 1 to %d", f.features, rff.MaxFeatures)
+	}
+	variant, err := rff.ParseVariant(f.variant)
+	if err != nil {
+		return stream.Config{}, usagef("--variant %q: want plain or orthogonal", f.variant)
+	}
+	if variant == rff.Orthogonal && kern != exact.Gaussian {
+		return stream.Config{}, usagef("--variant orthogonal needs --kernel gaussian")
+	}
+	if f.shuffle < 0 {
+		return stream.Config{}, usagef("--shuffle-buffer %d: want 0 or more rows", f.shuffle)
+	}
+	return stream.Config{
+		Kernel: kern, Alpha: f.alpha, BandwidthX: bx, BandwidthY: by,
+		Features: f.features, Variant: variant, Permutations: f.permutations, Seed: f.seed,
+		ShuffleRows: f.shuffle, XColumns: xcols, YColumns: ycols,
+	}, nil
+}
+
+// parseInts parses a comma-separated list of positive integers.
+func parseInts(flag, list string) ([]int, error) {
+	var out []int
+	for _, s := range strings.Split(list, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || v < 1 {
+			return nil, usagef("--%s %q: want a comma-separated list of positive integers", flag, list)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

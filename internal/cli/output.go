@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/stream"
+)
+
+// number is a float64 that encodes NaN and ±Inf as JSON null.
+type number float64
+
+// MarshalJSON implements json.Marshaler.
+func (n number) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(f)
+}
+
+// report is the result of one estimate as the commands print it. Its JSON
+// field names are part of the command's interface.
+type report struct {
+	Estimator      string   `json:"estimator"` // "exact" or "rff"
+	Input          string   `json:"input,omitempty"`
+	Rows           int64    `json:"rows"`
+	SkippedRows    int64    `json:"skipped_rows"`
+	XColumns       []string `json:"x_columns"`
+	YColumns       []string `json:"y_columns"`
+	Kernel         string   `json:"kernel"`
+	Alpha          float64  `json:"alpha"`
+	SigmaRuleX     string   `json:"sigma_rule_x"`
+	SigmaRuleY     string   `json:"sigma_rule_y"`
+	SigmaX         float64  `json:"sigma_x"`
+	SigmaY         float64  `json:"sigma_y"`
+	Features       int      `json:"features,omitempty"` // rff: D frequencies
+	Variant        string   `json:"variant,omitempty"`  // rff
+	ShuffleRows    *int     `json:"shuffle_buffer,omitempty"`
+	Permutations   int      `json:"permutations"`
+	Seed           uint64   `json:"seed"`
+	SampledFrom    int64    `json:"sampled_from_rows,omitempty"` // exact: rows in the input
+	EntropyX       number   `json:"entropy_x"`
+	EntropyY       number   `json:"entropy_y"`
+	EntropyJoint   number   `json:"entropy_joint"`
+	MI             number   `json:"mutual_information"`
+	DiME           number   `json:"dime"`
+	DiMEStdErr     number   `json:"dime_stderr"`
+	DiMEAnalytic   *number  `json:"dime_analytic,omitempty"` // rff
+	PValue         *number  `json:"p_value,omitempty"`
+	ElapsedSeconds float64  `json:"elapsed_seconds"`
+}
+
+func exactReport(r exact.Result, cfg exact.Config, xcols, ycols []string, elapsed time.Duration) report {
+	return report{
+		Estimator: "exact", Rows: int64(r.Rows), XColumns: xcols, YColumns: ycols,
+		Kernel: r.Kernel.String(), Alpha: r.Alpha,
+		SigmaRuleX: cfg.SigmaX.String(), SigmaRuleY: cfg.SigmaY.String(), SigmaX: r.SigmaX, SigmaY: r.SigmaY,
+		Permutations: r.Permutations, Seed: r.Seed,
+		EntropyX: number(r.EntropyX), EntropyY: number(r.EntropyY), EntropyJoint: number(r.EntropyJoint),
+		MI: number(r.MutualInformation), DiME: number(r.DiME), DiMEStdErr: number(r.DiMEStdErr),
+		ElapsedSeconds: elapsed.Seconds(),
+	}
+}
+
+func rffReport(r stream.Result, elapsed time.Duration) report {
+	analytic := number(r.DiMEAnalytic)
+	shuffle := r.ShuffleRows
+	return report{
+		Estimator: "rff", Rows: r.Rows, SkippedRows: r.SkippedRows, XColumns: r.XColumns, YColumns: r.YColumns,
+		Kernel: r.Kernel.String(), Alpha: r.Alpha,
+		SigmaRuleX: r.BandwidthX.String(), SigmaRuleY: r.BandwidthY.String(), SigmaX: r.SigmaX, SigmaY: r.SigmaY,
+		Features: r.Features, Variant: r.Variant.String(), ShuffleRows: &shuffle,
+		Permutations: r.Permutations, Seed: r.Seed,
+		EntropyX: number(r.EntropyX), EntropyY: number(r.EntropyY), EntropyJoint: number(r.EntropyJoint),
+		MI: number(r.MutualInformation), DiME: number(r.DiME), DiMEStdErr: number(r.DiMEStdErr),
+		DiMEAnalytic: &analytic, ElapsedSeconds: elapsed.Seconds(),
+	}
+}
+
+// writeJSON writes v as one line of JSON.
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// fmtNumber formats a value for the table, "n/a" for NaN.
+func fmtNumber(v number) string {
+	if math.IsNaN(float64(v)) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.6f", float64(v))
+}
+
+// writeTable writes a report as aligned "name  value" lines.
+func writeTable(w io.Writer, r report) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	line := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...)) }
+	est := r.Estimator
+	if r.Estimator == "rff" {
+		est = fmt.Sprintf("rff (D = %d frequencies, %d features, %s)", r.Features, 2*r.Features, r.Variant)
+	}
+	line("estimator", "%s", est)
+	if r.Input != "" {
+		line("input", "%s", r.Input)
+	}
+	rows := fmt.Sprintf("%d", r.Rows)
+	if r.SampledFrom > r.Rows {
+		rows += fmt.Sprintf(" (sampled from %d)", r.SampledFrom)
+	}
+	if r.SkippedRows > 0 {
+		rows += fmt.Sprintf(" (%d skipped)", r.SkippedRows)
+	}
+	line("rows", "%s", rows)
+	line("x columns", "%s", strings.Join(r.XColumns, ", "))
+	line("y columns", "%s", strings.Join(r.YColumns, ", "))
+	line("kernel", "%s, alpha %g", r.Kernel, r.Alpha)
+	line("sigma x", "%s", describeBandwidthRule(r.SigmaRuleX, r.SigmaX))
+	line("sigma y", "%s", describeBandwidthRule(r.SigmaRuleY, r.SigmaY))
+	line("entropy x", "%s", fmtNumber(r.EntropyX))
+	line("entropy y", "%s", fmtNumber(r.EntropyY))
+	line("entropy joint", "%s", fmtNumber(r.EntropyJoint))
+	line("mutual information", "%s", fmtNumber(r.MI))
+	line("DiME", "%s ± %s (P = %d permutations)", fmtNumber(r.DiME), fmtNumber(r.DiMEStdErr), r.Permutations)
+	if r.DiMEAnalytic != nil {
+		line("DiME analytic", "%s", fmtNumber(*r.DiMEAnalytic))
+	}
+	if r.PValue != nil {
+		line("p-value", "%s", fmtNumber(*r.PValue))
+	}
+	line("elapsed", "%.2f s", r.ElapsedSeconds)
+	return tw.Flush()
+}
+
+// describeBandwidthRule returns a bandwidth and, unless it was given
+// explicitly, the rule that chose it.
+func describeBandwidthRule(rule string, sigma float64) string {
+	switch rule {
+	case "fixed", "median", "auto":
+		return fmt.Sprintf("%.6g (%s)", sigma, rule)
+	}
+	return fmt.Sprintf("%.6g", sigma)
+}
+
+// printReport prints a report as a table or JSON.
+func printReport(w io.Writer, r report, asJSON bool) error {
+	if asJSON {
+		return writeJSON(w, r)
+	}
+	return writeTable(w, r)
+}
