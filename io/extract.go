@@ -421,55 +421,53 @@ func (e *Extractor) load(c *column, rec arrow.Record, n int) error {
 		return newError(ErrFormat, e.source, nil, "column %q has %d values in a batch of %d rows", c.name, data.Len(), n)
 	}
 	var b batch
-	if c.list {
-		if data.NullN() > 0 {
-			bm, err := bitmap(data, n)
-			if err != nil {
-				return newError(ErrFormat, e.source, err, "column %q", c.name)
-			}
-			b.lists, b.listOff = bm, data.Offset()
-		}
-		children := data.Children()
-		if len(children) != 1 {
-			return newError(ErrFormat, e.source, nil, "fixed-size list column %q has %d children, want 1", c.name, len(children))
-		}
-		child := children[0]
-		first, count := data.Offset()*c.width, n*c.width
-		if child.Len() < first+count {
-			return newError(ErrFormat, e.source, nil, "fixed-size list column %q has %d elements, want %d", c.name, child.Len(), first+count)
-		}
-		if child.NullN() > 0 {
-			bm, err := bitmap(child, first+count)
-			if err != nil {
-				return newError(ErrFormat, e.source, err, "column %q", c.name)
-			}
-			b.valid, b.validOff = bm, child.Offset()+first
-		}
-		if err := c.vals.load(child, first, count); err != nil {
-			return newError(ErrFormat, e.source, err, "column %q", c.name)
-		}
-	} else {
-		if data.NullN() > 0 {
-			bm, err := bitmap(data, n)
-			if err != nil {
-				return newError(ErrFormat, e.source, err, "column %q", c.name)
-			}
-			b.valid, b.validOff = bm, data.Offset()
-		}
+	bm, err := validity(data, n)
+	if err != nil {
+		return newError(ErrFormat, e.source, err, "column %q", c.name)
+	}
+	if !c.list {
+		b.valid, b.validOff = bm, data.Offset()
 		if err := c.vals.load(data, 0, n); err != nil {
 			return newError(ErrFormat, e.source, err, "column %q", c.name)
 		}
+		c.vals.setBatch(b)
+		return nil
+	}
+	b.lists, b.listOff = bm, data.Offset()
+	children := data.Children()
+	if len(children) != 1 {
+		return newError(ErrFormat, e.source, nil, "fixed-size list column %q has %d children, want 1", c.name, len(children))
+	}
+	child := children[0]
+	first, count := data.Offset()*c.width, n*c.width
+	if child.Len() < first+count {
+		return newError(ErrFormat, e.source, nil, "fixed-size list column %q has %d elements, want %d", c.name, child.Len(), first+count)
+	}
+	if bm, err = validity(child, first+count); err != nil {
+		return newError(ErrFormat, e.source, err, "column %q", c.name)
+	}
+	b.valid, b.validOff = bm, child.Offset()+first
+	if err := c.vals.load(child, first, count); err != nil {
+		return newError(ErrFormat, e.source, err, "column %q", c.name)
 	}
 	c.vals.setBatch(b)
 	return nil
 }
 
-// bitmap returns the validity bitmap of data, checking that it covers the
-// first n values.
-func bitmap(data arrow.ArrayData, n int) ([]byte, error) {
+// validity returns the validity bitmap of data, checking that it covers the
+// first n values, or nil if no value is null. (The null count of sliced
+// array data is unknown, -1, until an Array computes it.)
+func validity(data arrow.ArrayData, n int) ([]byte, error) {
+	nulls := data.NullN()
+	if nulls == 0 {
+		return nil, nil
+	}
 	bufs := data.Buffers()
-	if len(bufs) == 0 || bufs[0] == nil {
-		return nil, fmt.Errorf("%d nulls but no validity bitmap", data.NullN())
+	if len(bufs) == 0 || bufs[0] == nil || bufs[0].Len() == 0 {
+		if nulls < 0 {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%d nulls but no validity bitmap", nulls)
 	}
 	if need := (data.Offset() + n + 7) / 8; bufs[0].Len() < need {
 		return nil, fmt.Errorf("validity bitmap of %d bytes, want %d", bufs[0].Len(), need)
@@ -639,10 +637,7 @@ func (e *Extractor) valueError(bad badValue) error {
 	case badNullList:
 		what = "null list"
 	case badValueKind:
-		what = strconv.FormatFloat(bad.val, 'g', -1, 64)
-		if bad.val > 0 {
-			what = "+" + what
-		}
+		what = strconv.FormatFloat(bad.val, 'g', -1, 64) // NaN, +Inf, -Inf
 	case badTimeRange:
 		v := strconv.FormatInt(bad.ival, 10)
 		if bad.uval {
