@@ -33,7 +33,8 @@
 //	Parquet    .parquet .pq              read with parquet/pqarrow, only the
 //	                                     selected columns, BatchSize rows at
 //	                                     a time, pages through a 1 MiB buffer
-//	IPCFile    .arrow .ipc .feather      Arrow IPC file (Feather v2)
+//	IPCFile    .arrow .ipc .feather      Arrow IPC file (Feather v2), read in
+//	                                     order
 //	IPCStream  .arrows, and "-" (stdin)  Arrow IPC stream
 //	CSV        .csv                      text with a header row
 //
@@ -92,8 +93,21 @@
 // Errors are one line, prefixed "dimeio: " and the file's path (or "stdin").
 // Besides *ValueError (matching ErrInvalidValue), errors.Is matches
 // ErrColumn for the column selection and ErrFormat for the bytes: a file of
-// 0 bytes, a file that is not in the format its name says, a truncated file
-// or stream. Bad input never panics.
+// 0 bytes, a file that is not in the format its name says, a file or stream
+// cut off anywhere. An error during the reading names the row where the
+// failing record batch starts.
+//
+// IPC files and streams are read message by message with ipc.Reader, through
+// a message reader of this package that reports a stream cut off anywhere
+// inside a message (ipc's own takes a cut just after a message's length
+// prefix for a clean end), accepts only the framing of Arrow 0.15 and later,
+// and checks message lengths against the bytes left, so that text or a
+// Parquet file given as IPC is a short error rather than a large allocation.
+// An IPC file is checked for its magic at both ends and its messages are read
+// in order up to the footer. Bytes flipped inside the Arrow metadata of a
+// message or inside Parquet pages are not caught by these checks: Arrow Go
+// v15 may then panic or, for a corrupt field count, try to allocate
+// gigabytes. Files cut short, empty or of another format are always caught.
 //
 // # Writing
 //

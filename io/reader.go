@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
@@ -62,6 +61,7 @@ func Open(path string, stdin io.Reader, opts Options) (*Reader, error) {
 	}
 	r := &Reader{source: source, total: -1}
 	var in io.Reader
+	size := int64(-1)
 	if path == "-" {
 		if stdin == nil {
 			return nil, fmt.Errorf("dimeio: stdin: no standard input given")
@@ -81,7 +81,7 @@ func Open(path string, stdin io.Reader, opts Options) (*Reader, error) {
 			f.Close()
 			return nil, fmt.Errorf("dimeio: %w", err)
 		}
-		if info.Size() == 0 {
+		if size = info.Size(); size == 0 {
 			f.Close()
 			return nil, newError(ErrFormat, source, nil, "empty file (0 bytes)")
 		}
@@ -92,9 +92,9 @@ func Open(path string, stdin io.Reader, opts Options) (*Reader, error) {
 	case Parquet:
 		err = r.openParquet(in.(*os.File), opts)
 	case IPCFile:
-		err = r.openIPCFile(in.(*os.File), opts)
+		err = r.openIPCFile(in.(*os.File), size, opts)
 	case IPCStream:
-		err = r.openIPCStream(in, opts)
+		err = r.openIPCStream(in, size, opts)
 	case CSV:
 		err = r.openCSV(in, opts)
 	}
@@ -178,58 +178,6 @@ func (p parquetSource) Err() error {
 	return nil
 }
 
-func (r *Reader) openIPCFile(f *os.File, opts Options) error {
-	fr, err := ipc.NewFileReader(f, ipc.WithAllocator(opts.allocator()))
-	if err != nil {
-		return newError(ErrFormat, r.source, err, "not an Arrow IPC file, or a truncated or corrupt one")
-	}
-	if r.ext, err = NewExtractor(r.source, fr.Schema(), opts); err != nil {
-		fr.Close()
-		return err
-	}
-	r.src = &ipcFileSource{r: fr}
-	return nil
-}
-
-// ipcFileSource reads the record batches of an IPC file in order.
-type ipcFileSource struct {
-	r   *ipc.FileReader
-	i   int
-	rec arrow.Record
-	err error
-}
-
-func (s *ipcFileSource) Next() bool {
-	if s.err != nil || s.i >= s.r.NumRecords() {
-		return false
-	}
-	// The record belongs to the file reader, which releases it on the next
-	// call and on Close.
-	s.rec, s.err = s.r.Record(s.i)
-	s.i++
-	return s.err == nil
-}
-
-func (s *ipcFileSource) Record() arrow.Record { return s.rec }
-func (s *ipcFileSource) Err() error           { return s.err }
-func (s *ipcFileSource) Release()             { s.r.Close() }
-
-func (r *Reader) openIPCStream(in io.Reader, opts Options) error {
-	sr, err := ipc.NewReader(in, ipc.WithAllocator(opts.allocator()))
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return newError(ErrFormat, r.source, nil, "empty input: no Arrow IPC stream")
-		}
-		return newError(ErrFormat, r.source, err, "not an Arrow IPC stream, or a truncated or corrupt one")
-	}
-	if r.ext, err = NewExtractor(r.source, sr.Schema(), opts); err != nil {
-		sr.Release()
-		return err
-	}
-	r.src = sr
-	return nil
-}
-
 // Next advances to the next block of kept rows and reports whether there is
 // one. It returns false at the end of the input or on an error (see Err).
 // Blocks come one per record batch, so they have at most Options.BatchSize
@@ -256,7 +204,7 @@ func (r *Reader) Next() bool {
 		if errors.As(err, &ve) {
 			r.err = err
 		} else {
-			r.err = newError(ErrFormat, r.source, err, "reading after row %d", r.ext.RowsRead())
+			r.err = newError(ErrFormat, r.source, err, "reading the record batch at row %d", r.ext.RowsRead())
 		}
 	}
 	return false
