@@ -25,7 +25,7 @@ func TestNoLeaks(t *testing.T) {
 	paths := map[string]string{}
 	for _, ext := range []string{".parquet", ".arrow", ".arrows", ".csv"} {
 		path := filepath.Join(dir, "m"+ext)
-		w, err := dimeio.Create(path, dimeio.Auto, names, dimeio.WriterOptions{BatchRows: 128})
+		w, err := dimeio.Create(path, dimeio.Auto, names, dimeio.WriterOptions{BatchRows: 128, RowGroupRows: 128})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +176,7 @@ func TestMemoryConstant(t *testing.T) {
 		var paths []string
 		for _, n := range []int{small, large} {
 			path := filepath.Join(dir, fmt.Sprintf("%d%s", n, ext))
-			w, err := dimeio.Create(path, dimeio.Auto, names, dimeio.WriterOptions{BatchRows: 4096})
+			w, err := dimeio.Create(path, dimeio.Auto, names, dimeio.WriterOptions{BatchRows: 4096, RowGroupRows: 4096})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -210,7 +210,7 @@ func TestTruncatedFiles(t *testing.T) {
 	dir := t.TempDir()
 	var data = map[string][]byte{}
 	for _, ext := range []string{".parquet", ".arrow"} {
-		w, err := dimeio.Create(dir+"/w"+ext, dimeio.Auto, []string{"a", "b"}, dimeio.WriterOptions{BatchRows: 50})
+		w, err := dimeio.Create(dir+"/w"+ext, dimeio.Auto, []string{"a", "b"}, dimeio.WriterOptions{BatchRows: 50, RowGroupRows: 50})
 		if err != nil {
 			t.Fatal(err)
 		}

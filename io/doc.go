@@ -21,7 +21,7 @@
 //
 // A block is valid until the next call to Next, whose buffers it reuses, and
 // each record batch is released when the next is read: memory depends on
-// Options.BatchSize (65536 rows by default) and on the width of the views,
+// Options.BatchSize (16384 rows by default) and on the width of the views,
 // not on the number of rows. The lower layer is public: an Extractor copies
 // the selected columns of any arrow.Record (from memory, Flight, …) into a
 // Block with the same checks.
@@ -32,7 +32,7 @@
 //
 //	Parquet    .parquet .pq              read with parquet/pqarrow, only the
 //	                                     selected columns, BatchSize rows at
-//	                                     a time, pages through a 1 MiB buffer
+//	                                     a time, pages through a 64 KiB buffer
 //	IPCFile    .arrow .ipc .feather      Arrow IPC file (Feather v2), read in
 //	                                     order
 //	IPCStream  .arrows, and "-" (stdin)  Arrow IPC stream
@@ -113,10 +113,10 @@
 //
 // A TableWriter writes float64 columns (e.g. ColumnNames("x", d)) from
 // row-major blocks to any of the four formats, holding at most one record
-// batch (WriterOptions.BatchRows rows, also the Parquet row group size) in
-// memory. Every format reads back bit for bit: CSV values are written with
-// strconv's shortest round-trip formatting ('g', -1). Create picks the
-// format from the file extension.
+// batch (WriterOptions.BatchRows rows) or Parquet row group (RowGroupRows,
+// by default 32 MiB of values) in memory. Every format reads back bit for
+// bit: CSV values are written with strconv's shortest round-trip formatting
+// ('g', -1). Create picks the format from the file extension.
 //
 // # Memory and speed
 //

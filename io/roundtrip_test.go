@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet/file"
 
 	dimeio "github.com/dime-project/dime/io"
 )
@@ -195,7 +196,7 @@ func TestTableWriterRoundTrip(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			path := filepath.Join(dir, "m"+ext)
-			w, err := dimeio.Create(path, dimeio.Auto, names, dimeio.WriterOptions{BatchRows: 128, Allocator: mem})
+			w, err := dimeio.Create(path, dimeio.Auto, names, dimeio.WriterOptions{BatchRows: 128, RowGroupRows: 128, Allocator: mem})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -311,5 +312,55 @@ func TestCSVWriterText(t *testing.T) {
 	}
 	if _, err := strconv.ParseFloat("1e+300", 64); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Rows are gathered into record batches of BatchRows (IPC) and row groups of
+// RowGroupRows (Parquet), whatever the size of the blocks written.
+func TestWriterBatches(t *testing.T) {
+	dir := t.TempDir()
+	m := testMatrix(4500, 2, 5)
+	for _, ext := range []string{".arrows", ".parquet"} {
+		path := filepath.Join(dir, "b"+ext)
+		w, err := dimeio.Create(path, dimeio.Auto, []string{"a", "b"}, dimeio.WriterOptions{BatchRows: 1000, RowGroupRows: 1500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for lo := 0; lo < 4500; lo += 700 {
+			hi := min(lo+700, 4500)
+			if err := w.Write(m[2*lo:2*hi], hi-lo); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if ext == ".parquet" {
+			pf, err := file.OpenParquetFile(path, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sizes []int64
+			for i := 0; i < pf.NumRowGroups(); i++ {
+				sizes = append(sizes, pf.RowGroup(i).NumRows())
+			}
+			pf.Close()
+			if fmt.Sprint(sizes) != "[1500 1500 1500]" {
+				t.Errorf("row groups of %v rows, want [1500 1500 1500]", sizes)
+			}
+			continue
+		}
+		r, err := dimeio.Open(path, nil, dimeio.Options{X: []string{"a"}, Y: []string{"b"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sizes []int
+		for r.Next() {
+			sizes = append(sizes, r.Rows())
+		}
+		r.Close()
+		if fmt.Sprint(sizes) != "[1000 1000 1000 1000 500]" {
+			t.Errorf("IPC batches of %v rows, want [1000 1000 1000 1000 500]", sizes)
+		}
 	}
 }

@@ -30,19 +30,36 @@ func ColumnNames(prefix string, n int) []string {
 
 // WriterOptions configure a TableWriter. The zero value is usable.
 type WriterOptions struct {
-	// BatchRows is the number of rows per record batch written, which is
-	// also a Parquet row group (default DefaultBatchSize). Rows are
-	// gathered across calls to Write until there are BatchRows of them, so
-	// the output does not depend on the size of the blocks written.
+	// BatchRows is the number of rows per record batch of IPC output
+	// (default DefaultBatchSize). A reader holds a whole IPC batch in memory.
 	BatchRows int
+	// RowGroupRows is the number of rows per Parquet row group. The default
+	// is as many rows as fit in 32 MiB of values, between 1024 and 1<<20
+	// (209715 rows of 20 columns). The writer holds a row group in memory,
+	// but a Parquet reader does not (it reads pages of at most 1 MiB), and a
+	// reader holds metadata for every column and row group of the file:
+	// larger groups keep that small for billions of rows.
+	RowGroupRows int
 	// Allocator allocates the Arrow buffers of the Parquet and IPC writers
 	// (default memory.DefaultAllocator).
 	Allocator memory.Allocator
 }
 
+// rowGroupBytes is the size of the values of a default Parquet row group.
+const rowGroupBytes = 32 << 20
+
+// parquetPageBytes bounds the Parquet data pages written. A reader holds
+// about two pages per column (compressed and not): 256 KiB pages rather than
+// the default 1 MiB take a reader of 20 columns from about 80 MB of live heap
+// to 30 MB, at the same speed.
+const parquetPageBytes = 256 << 10
+
 // TableWriter writes float64 columns to Parquet, an Arrow IPC file or
 // stream, or CSV, from row-major blocks, in constant memory: it holds at most
-// one record batch of WriterOptions.BatchRows rows. Parquet is written with
+// one record batch of WriterOptions.BatchRows rows or, for Parquet, one row
+// group of WriterOptions.RowGroupRows rows. Rows are gathered across calls to
+// Write, so the output does not depend on the size of the blocks written.
+// Parquet is written with
 // Snappy compression, without dictionary encoding or statistics, and with the
 // Arrow schema stored; CSV has a header row and each value formatted as the
 // shortest text that reads back as the same float64 (strconv 'g', -1).
@@ -91,6 +108,12 @@ func NewTableWriter(w io.Writer, format Format, columns []string, opts WriterOpt
 	if t.batch <= 0 {
 		t.batch = DefaultBatchSize
 	}
+	if format == Parquet {
+		t.batch = opts.RowGroupRows
+		if t.batch <= 0 {
+			t.batch = min(max(rowGroupBytes/(8*len(columns)), 1024), 1<<20)
+		}
+	}
 	mem := opts.Allocator
 	if mem == nil {
 		mem = memory.DefaultAllocator
@@ -103,7 +126,7 @@ func NewTableWriter(w io.Writer, format Format, columns []string, opts WriterOpt
 		// reader of Arrow Go v15 about 4 kB of heap per column and row
 		// group (365 B without), held for the whole read.
 		props := parquet.NewWriterProperties(parquet.WithAllocator(mem), parquet.WithCompression(compress.Codecs.Snappy),
-			parquet.WithDictionaryDefault(false), parquet.WithStats(false))
+			parquet.WithDictionaryDefault(false), parquet.WithStats(false), parquet.WithDataPageSize(parquetPageBytes))
 		t.pq, err = pqarrow.NewFileWriter(t.schema, t.buf, props,
 			pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(mem)))
 	case IPCFile:
