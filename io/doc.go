@@ -93,21 +93,30 @@
 // Errors are one line, prefixed "dimeio: " and the file's path (or "stdin").
 // Besides *ValueError (matching ErrInvalidValue), errors.Is matches
 // ErrColumn for the column selection and ErrFormat for the bytes: a file of
-// 0 bytes, a file that is not in the format its name says, a file or stream
-// cut off anywhere. An error during the reading names the row where the
-// failing record batch starts.
+// 0 bytes, a file that is not in the format its name says, a file cut short.
+// An error during the reading names the row where the failing record batch
+// starts.
 //
 // IPC files and streams are read message by message with ipc.Reader, through
-// a message reader of this package that reports a stream cut off anywhere
-// inside a message (ipc's own takes a cut just after a message's length
-// prefix for a clean end), accepts only the framing of Arrow 0.15 and later,
-// and checks message lengths against the bytes left, so that text or a
-// Parquet file given as IPC is a short error rather than a large allocation.
-// An IPC file is checked for its magic at both ends and its messages are read
-// in order up to the footer. Bytes flipped inside the Arrow metadata of a
-// message or inside Parquet pages are not caught by these checks: Arrow Go
-// v15 may then panic or, for a corrupt field count, try to allocate
-// gigabytes. Files cut short, empty or of another format are always caught.
+// a message reader of this package that reports a stream cut off inside a
+// message (ipc's own takes a cut just after a message's length prefix for a
+// clean end), accepts only the framing of Arrow 0.15 and later, and checks
+// message lengths against the bytes left, so that text or a Parquet file
+// given as IPC is a short error rather than a large allocation. A stream cut
+// exactly between two messages reads as a shorter stream: the format makes
+// the end-of-stream marker optional. An IPC file is checked for its magic at
+// both ends and its messages are read in order up to the footer. Parquet
+// columns are read by pqarrow column readers in step, and a file whose
+// columns disagree on their number of rows, or with the metadata, is an
+// error.
+//
+// Bytes flipped inside a file that keeps its framing are not all caught:
+// Arrow has no checksums, so most such flips change values silently, and
+// some make Arrow Go v15 itself fail. Flipping single bytes of a small
+// Parquet file, 0.7% of the flips made its page or schema decoding panic;
+// in IPC metadata, a corrupt field count made it allocate hundreds of
+// gigabytes. This package validates what it reads but does not recover from
+// panics inside Arrow.
 //
 // # Writing
 //
@@ -122,7 +131,15 @@
 //
 // Extraction is a loop per column and type over the Arrow buffers (minding
 // offsets and validity bitmaps), by tiles of 256 rows so that the row-major
-// destination stays in cache, without allocating in steady state. Arrow
-// buffers come from Options.Allocator (memory.DefaultAllocator by default);
-// the tests pass a memory.CheckedAllocator to prove that nothing leaks.
+// destination stays in cache, without allocating in steady state: 30 to 50
+// million rows of 20 values per second on one core. A reader holds one
+// record batch, one block, and for Parquet about two pages per selected
+// column plus the file's metadata (about 365 bytes per column and row group
+// in Arrow Go v15, and ten times more with column statistics, which the
+// TableWriter does not write). Reading all of a Parquet file of 10 million
+// rows of 20 float64 columns written by a TableWriter runs at about 10
+// million rows/s with a peak RSS of about 100 MB (2 cores); see the
+// benchmarks. Arrow buffers come from Options.Allocator
+// (memory.DefaultAllocator by default); the tests pass a
+// memory.CheckedAllocator to prove that nothing leaks.
 package io

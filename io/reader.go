@@ -1,17 +1,12 @@
 package io
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/parquet"
-	"github.com/apache/arrow/go/v15/parquet/file"
-	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
 
 // recordSource is a reader of record batches: the record is valid until the
@@ -105,78 +100,6 @@ func Open(path string, stdin io.Reader, opts Options) (*Reader, error) {
 		return nil, err
 	}
 	return r, nil
-}
-
-// Parquet pages are read through a buffer of this size per column (grown to
-// a page if needed), rather than a whole column chunk at once, so that memory
-// does not grow with the size of the row groups. Measured on 20 columns: 64
-// KiB reads 25% faster than 256 KiB or 1 MiB, and as fast as 16 KiB.
-const parquetBufferSize = 64 << 10
-
-func (r *Reader) openParquet(f *os.File, opts Options) error {
-	mem := opts.allocator()
-	props := parquet.NewReaderProperties(mem)
-	props.BufferedStreamEnabled = true
-	props.BufferSize = parquetBufferSize
-	pf, err := file.NewParquetReader(f, file.WithReadProps(props))
-	if err != nil {
-		return newError(ErrFormat, r.source, err, "not a Parquet file, or a truncated or corrupt one")
-	}
-	// v15 returns no rows at all, without an error, for a zero BatchSize.
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(opts.batchSize())}, mem)
-	if err != nil {
-		return newError(ErrFormat, r.source, err, "reading the Parquet schema")
-	}
-	schema, err := fr.Schema()
-	if err != nil {
-		return newError(ErrFormat, r.source, err, "reading the Parquet schema")
-	}
-	// Check the selection against the whole schema, then read only the
-	// selected columns (their leaves, in schema order).
-	full, err := NewExtractor(r.source, schema, opts)
-	if err != nil {
-		return err
-	}
-	var leaves []int
-	for _, c := range full.cols {
-		leaves = appendLeaves(leaves, &fr.Manifest.Fields[c.field])
-	}
-	slices.Sort(leaves)
-	leaves = slices.Compact(leaves)
-	rr, err := fr.GetRecordReader(context.Background(), leaves, nil)
-	if err != nil {
-		return newError(ErrFormat, r.source, err, "reading the Parquet file")
-	}
-	if r.ext, err = NewExtractor(r.source, rr.Schema(), opts); err != nil {
-		rr.Release()
-		return err
-	}
-	r.src = parquetSource{rr}
-	r.total = pf.NumRows()
-	return nil
-}
-
-// appendLeaves appends the Parquet leaf columns of field. (A field with
-// children is not a leaf, whatever its ColIndex: v15 leaves it 0, not -1, for
-// lists.)
-func appendLeaves(dst []int, field *pqarrow.SchemaField) []int {
-	if len(field.Children) == 0 {
-		return append(dst, field.ColIndex)
-	}
-	for i := range field.Children {
-		dst = appendLeaves(dst, &field.Children[i])
-	}
-	return dst
-}
-
-// parquetSource ends with a nil error rather than io.EOF.
-type parquetSource struct{ pqarrow.RecordReader }
-
-func (p parquetSource) Err() error {
-	if err := p.RecordReader.Err(); !errors.Is(err, io.EOF) {
-		return err
-	}
-	return nil
 }
 
 // Next advances to the next block of kept rows and reports whether there is
