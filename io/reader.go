@@ -36,9 +36,10 @@ type Reader struct {
 
 // Open opens the file at path for reading the columns that opts selects. The
 // path "-" means stdin: it is read from stdin, as an IPC stream unless
-// opts.Format says CSV (Parquet and IPC files need random access). The error
-// names the file: it matches ErrColumn for a bad column selection and
-// ErrFormat for a file that is empty or not in its format.
+// opts.Format says CSV. Parquet and IPC files need random access: a regular
+// file, not stdin or a named pipe. The error names the file: it matches
+// ErrColumn for a bad column selection and ErrFormat for a file that is empty
+// or not in its format.
 func Open(path string, stdin io.Reader, opts Options) (*Reader, error) {
 	source := path
 	if path == "-" {
@@ -76,9 +77,20 @@ func Open(path string, stdin io.Reader, opts Options) (*Reader, error) {
 			f.Close()
 			return nil, fmt.Errorf("dimeio: %w", err)
 		}
-		if size = info.Size(); size == 0 {
+		switch {
+		case info.IsDir():
+			f.Close()
+			return nil, newError(ErrFormat, source, nil, "is a directory")
+		case !info.Mode().IsRegular(): // a pipe, a device: a stream
+			if format == Parquet || format == IPCFile {
+				f.Close()
+				return nil, newError(ErrFormat, source, nil, "%s needs a regular file, which can be read at random; a pipe can only be read as an IPC stream or CSV", format)
+			}
+		case info.Size() == 0:
 			f.Close()
 			return nil, newError(ErrFormat, source, nil, "empty file (0 bytes)")
+		default:
+			size = info.Size()
 		}
 		in = f
 	}
