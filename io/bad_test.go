@@ -241,3 +241,108 @@ func TestTruncatedFiles(t *testing.T) {
 		}
 	}
 }
+
+// Column types that cannot be read are refused when the Extractor is built.
+func TestExtractorColumnTypes(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "ok", Type: arrow.PrimitiveTypes.Float64},
+		{Name: "words", Type: arrow.FixedSizeListOf(2, arrow.BinaryTypes.String)},
+		{Name: "flag", Type: arrow.FixedWidthTypes.Boolean},
+		{Name: "half", Type: arrow.FixedWidthTypes.Float16},
+		{Name: "cat", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.PrimitiveTypes.Float64}},
+		{Name: "big", Type: arrow.LargeListOf(arrow.PrimitiveTypes.Float64)},
+		{Name: "day", Type: arrow.FixedWidthTypes.Date32},
+	}, nil)
+	for col, want := range map[string]string{
+		"words": `column "words" is a fixed-size list of utf8, want a list of numbers`,
+		"flag":  `column "flag" has type bool`,
+		"half":  `column "half" has type float16`,
+		"cat":   `column "cat" has type dictionary<values=float64, indices=int8, ordered=false>`,
+		"big":   `column "big" is a variable-size list`,
+	} {
+		_, err := dimeio.NewExtractor("s", schema, dimeio.Options{X: []string{"ok"}, Y: []string{col}})
+		if !errors.Is(err, dimeio.ErrColumn) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", col, err, want)
+		}
+	}
+	_, err := dimeio.NewExtractor("s", schema, dimeio.Options{X: []string{"ok"}, TimeColumn: "day"})
+	if !errors.Is(err, dimeio.ErrColumn) || !strings.Contains(err.Error(), `time column "day" has type date32`) {
+		t.Errorf("date32 time: error %v", err)
+	}
+}
+
+// failingWriter fails after n bytes.
+type failingWriter struct{ n int }
+
+func (w *failingWriter) Write(b []byte) (int, error) {
+	if len(b) > w.n {
+		k := w.n
+		w.n = 0
+		return k, errors.New("disk full")
+	}
+	w.n -= len(b)
+	return len(b), nil
+}
+
+// Mistakes in calling the TableWriter and failures of the output are errors.
+func TestTableWriterErrors(t *testing.T) {
+	var buf bytes.Buffer
+	for _, tc := range []struct {
+		format dimeio.Format
+		cols   []string
+		want   string
+	}{
+		{dimeio.Auto, []string{"a"}, "cannot write format auto"},
+		{dimeio.Format(9), []string{"a"}, "cannot write format Format(9)"},
+		{dimeio.CSV, nil, "no columns to write"},
+		{dimeio.Parquet, []string{"a", "b", "a"}, `column "a" given twice`},
+	} {
+		if _, err := dimeio.NewTableWriter(&buf, tc.format, tc.cols, dimeio.WriterOptions{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v %v: error %v, want %q", tc.format, tc.cols, err, tc.want)
+		}
+	}
+	dir := t.TempDir()
+	if _, err := dimeio.Create(dir+"/x.txt", dimeio.Auto, []string{"a"}, dimeio.WriterOptions{}); err == nil {
+		t.Error("Create with an unknown extension: no error")
+	}
+	if _, err := dimeio.Create(dir+"/x.csv", dimeio.Auto, nil, dimeio.WriterOptions{}); err == nil {
+		t.Error("Create without columns: no error")
+	} else if _, serr := os.Stat(dir + "/x.csv"); serr == nil {
+		t.Error("Create left a file after an error")
+	}
+
+	for _, f := range []dimeio.Format{dimeio.Parquet, dimeio.IPCFile, dimeio.IPCStream, dimeio.CSV} {
+		w, err := dimeio.NewTableWriter(&buf, f, []string{"a", "b"}, dimeio.WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write([]float64{1, 2, 3}, 2); err == nil || !strings.Contains(err.Error(), "3 values for 2 rows of 2 columns") {
+			t.Errorf("%v: wrong length: error %v", f, err)
+		}
+		w.Close()
+		if err := w.Write([]float64{1, 2}, 1); err == nil {
+			t.Errorf("%v: Write after Close: no error", f)
+		}
+
+		// An output that fails after 100 kB: the error comes from Write or
+		// Close, and stays.
+		w, err = dimeio.NewTableWriter(&failingWriter{n: 100 << 10}, f, []string{"a", "b"}, dimeio.WriterOptions{BatchRows: 1000, RowGroupRows: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := testMatrix(1000, 2, 1)
+		var werr error
+		for i := 0; i < 100 && werr == nil; i++ {
+			werr = w.Write(m, 1000)
+		}
+		cerr := w.Close()
+		if werr == nil && cerr == nil {
+			t.Errorf("%v: no error writing to a failing output", f)
+		} else if err := errors.Join(werr, cerr); !strings.Contains(err.Error(), "disk full") {
+			t.Errorf("%v: error %v, want the output's", f, err)
+		}
+		if w.Close() == nil {
+			t.Errorf("%v: the error does not stay", f)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -65,7 +66,7 @@ func (r *Reader) openCSV(in io.Reader, opts Options) error {
 		if _, err := findColumn(r.source, header, name); err != nil {
 			return err
 		}
-		if !contains(names, name) {
+		if !slices.Contains(names, name) {
 			names = append(names, name)
 		}
 	}
@@ -77,7 +78,7 @@ func (r *Reader) openCSV(in io.Reader, opts Options) error {
 		if _, err := findColumn(r.source, header, t); err != nil {
 			return err
 		}
-		if contains(names, t) {
+		if slices.Contains(names, t) {
 			return newError(ErrColumn, r.source, nil, "CSV time column %q cannot also be in X or Y", t)
 		}
 		names = append(names, t)
@@ -113,15 +114,6 @@ func (r *Reader) openCSV(in io.Reader, opts Options) error {
 	}
 	r.src = s
 	return nil
-}
-
-func contains(names []string, name string) bool {
-	for _, n := range names {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }
 
 // emptySource has no record batches.

@@ -256,13 +256,11 @@ func (c *column) numeric(source string) error {
 		return newError(ErrColumn, source, nil, "column %q is a variable-size list (%s); only numbers and fixed-size lists of numbers can be read (write embeddings as fixed_size_list)", c.name, c.typ)
 	}
 	c.vals = newNumbers(elem)
-	if c.vals == nil {
-		what := "column %q has type %s"
-		if c.list {
-			what = "column %q is a list of %s"
-			return newError(ErrColumn, source, nil, what+", want a number or a fixed-size list of numbers", c.name, elem)
-		}
-		return newError(ErrColumn, source, nil, what+", want a number or a fixed-size list of numbers", c.name, c.typ)
+	switch {
+	case c.vals == nil && c.list:
+		return newError(ErrColumn, source, nil, "column %q is a fixed-size list of %s, want a list of numbers", c.name, elem)
+	case c.vals == nil:
+		return newError(ErrColumn, source, nil, "column %q has type %s, want a number or a fixed-size list of numbers", c.name, c.typ)
 	}
 	return nil
 }

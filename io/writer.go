@@ -168,6 +168,7 @@ func Create(path string, format Format, columns []string, opts WriterOptions) (*
 	t, err := NewTableWriter(f, format, columns, opts)
 	if err != nil {
 		f.Close()
+		os.Remove(path)
 		return nil, err
 	}
 	t.file = f
