@@ -1,0 +1,181 @@
+package io
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet"
+	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+)
+
+// Parquet pages are read through a buffer of this size per column (grown to
+// a page if needed), rather than a whole column chunk at once, so that memory
+// does not grow with the size of the row groups. Measured on 20 columns: 64
+// KiB reads 25% faster than 256 KiB or 1 MiB, and as fast as 16 KiB.
+const parquetBufferSize = 64 << 10
+
+// openParquet reads the selected columns of a Parquet file, BatchSize rows at
+// a time, with a column reader of pqarrow per selected column. (pqarrow's
+// own record reader, in v15, returns no rows without an error for a zero
+// batch size, ends with io.EOF rather than nil, and panics when a corrupt
+// file makes its columns disagree on the number of rows; here that is an
+// error.)
+func (r *Reader) openParquet(f *os.File, opts Options) error {
+	mem := opts.allocator()
+	props := parquet.NewReaderProperties(mem)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = parquetBufferSize
+	pf, err := file.NewParquetReader(f, file.WithReadProps(props))
+	if err != nil {
+		return newError(ErrFormat, r.source, err, "not a Parquet file, or a truncated or corrupt one")
+	}
+	batch := opts.batchSize()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(batch)}, mem)
+	if err != nil {
+		return newError(ErrFormat, r.source, err, "reading the Parquet schema")
+	}
+	schema, err := fr.Schema()
+	if err != nil {
+		return newError(ErrFormat, r.source, err, "reading the Parquet schema")
+	}
+	// Check the selection against the whole schema, then read only the
+	// selected columns (their leaves, in schema order).
+	full, err := NewExtractor(r.source, schema, opts)
+	if err != nil {
+		return err
+	}
+	var leaves []int
+	for _, c := range full.cols {
+		leaves = appendLeaves(leaves, &fr.Manifest.Fields[c.field])
+	}
+	slices.Sort(leaves)
+	leaves = slices.Compact(leaves)
+	groups := make([]int, pf.NumRowGroups())
+	for i := range groups {
+		groups[i] = i
+	}
+	cols, projected, err := fr.GetFieldReaders(context.Background(), leaves, groups)
+	if err != nil {
+		return newError(ErrFormat, r.source, err, "reading the Parquet file")
+	}
+	src := &parquetSource{source: r.source, cols: cols, schema: projected, batch: int64(batch), total: pf.NumRows(), mem: mem}
+	if r.ext, err = NewExtractor(r.source, projected, opts); err != nil {
+		src.Release()
+		return err
+	}
+	r.src = src
+	r.total = pf.NumRows()
+	return nil
+}
+
+// appendLeaves appends the Parquet leaf columns of field. (A field with
+// children is not a leaf, whatever its ColIndex: v15 leaves it 0, not -1, for
+// lists.)
+func appendLeaves(dst []int, field *pqarrow.SchemaField) []int {
+	if len(field.Children) == 0 {
+		return append(dst, field.ColIndex)
+	}
+	for i := range field.Children {
+		dst = appendLeaves(dst, &field.Children[i])
+	}
+	return dst
+}
+
+// parquetSource reads record batches of the selected columns.
+type parquetSource struct {
+	source string
+	cols   []*pqarrow.ColumnReader
+	schema *arrow.Schema
+	batch  int64
+	total  int64 // rows in the file's metadata
+	rows   int64 // rows read
+	mem    memory.Allocator
+	arrs   []arrow.Array
+	rec    arrow.Record
+	err    error
+	done   bool
+}
+
+func (p *parquetSource) Next() bool {
+	if p.rec != nil {
+		p.rec.Release()
+		p.rec = nil
+	}
+	if p.done || p.err != nil {
+		return false
+	}
+	p.arrs = p.arrs[:0]
+	defer func() {
+		for _, a := range p.arrs {
+			a.Release()
+		}
+		p.arrs = p.arrs[:0]
+	}()
+	n := 0
+	for i, c := range p.cols {
+		a, err := p.column(c)
+		if err != nil {
+			p.err = fmt.Errorf("column %q: %w", p.schema.Field(i).Name, err)
+			return false
+		}
+		p.arrs = append(p.arrs, a)
+		if i == 0 {
+			n = a.Len()
+		} else if a.Len() != n {
+			p.err = fmt.Errorf("corrupt file: column %q gave %d rows where %q gave %d", p.schema.Field(i).Name, a.Len(), p.schema.Field(0).Name, n)
+			return false
+		}
+	}
+	if n == 0 {
+		p.done = true
+		if p.rows != p.total {
+			p.err = fmt.Errorf("corrupt file: %d rows read where the metadata says %d", p.rows, p.total)
+		}
+		return false
+	}
+	p.rows += int64(n)
+	if p.rows > p.total {
+		p.err = fmt.Errorf("corrupt file: more rows than the %d of the metadata", p.total)
+		return false
+	}
+	p.rec = array.NewRecord(p.schema, p.arrs, int64(n))
+	return true
+}
+
+// column reads the next batch of a column as one array.
+func (p *parquetSource) column(c *pqarrow.ColumnReader) (arrow.Array, error) {
+	chunked, err := c.NextBatch(p.batch)
+	if err != nil {
+		return nil, err
+	}
+	defer chunked.Release()
+	switch chunks := chunked.Chunks(); len(chunks) {
+	case 0:
+		return array.MakeArrayOfNull(p.mem, chunked.DataType(), 0), nil
+	case 1:
+		chunks[0].Retain()
+		return chunks[0], nil
+	default:
+		return array.Concatenate(chunks, p.mem)
+	}
+}
+
+func (p *parquetSource) Record() arrow.Record { return p.rec }
+func (p *parquetSource) Err() error           { return p.err }
+
+func (p *parquetSource) Release() {
+	if p.rec != nil {
+		p.rec.Release()
+		p.rec = nil
+	}
+	for _, c := range p.cols {
+		c.Release()
+	}
+	p.cols = nil
+}
