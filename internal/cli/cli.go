@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dime-project/dime/exact"
+	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/stream"
 	"github.com/dime-project/dime/synth"
 )
@@ -48,8 +49,13 @@ var commands map[string]command
 
 func init() {
 	commands = map[string]command{
-		"demo":  {"exact and RFF DiME against the true MI on the paper's toy, generated in memory", runDemo},
-		"merge": {"merge estimator states saved by score --save-state and print the result", runMerge},
+		"demo":    {"exact and RFF DiME against the true MI on the paper's toy, generated in memory", runDemo},
+		"merge":   {"merge estimator states saved by score --save-state and print the result", runMerge},
+		"score":   {"streaming RFF estimate over every row of a file", runScore},
+		"exact":   {"exact (Gram-matrix) estimate on a sample of a file's rows", runExact},
+		"compare": {"exact and RFF on the same sample for several D, with their errors (and a plot)", runCompare},
+		"sweep":   {"DiME and MI against the bandwidth on a sample (the paper's Appendix A), with the auto pick", runSweep},
+		"gen":     {"write synthetic data with known dependence (the paper's toy, sine, circle, independent)", runGen},
 	}
 }
 
@@ -87,7 +93,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func isUsage(err error) bool {
 	var u usageError
 	return errors.As(err, &u) || errors.Is(err, exact.ErrInvalidInput) || errors.Is(err, synth.ErrInvalidSpec) ||
-		errors.Is(err, stream.ErrInvalidInput) || errors.Is(err, stream.ErrState) || errors.Is(err, stream.ErrIncompatible)
+		errors.Is(err, stream.ErrInvalidInput) || errors.Is(err, stream.ErrState) || errors.Is(err, stream.ErrIncompatible) ||
+		errors.Is(err, dimeio.ErrColumn) || errors.Is(err, dimeio.ErrFormat) || errors.Is(err, dimeio.ErrInvalidValue)
 }
 
 // oneLine folds a multi-line message into one line.

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -92,4 +93,23 @@ func dirOf(path string) string {
 		}
 	}
 	return "."
+}
+
+// writeFile writes what w writes to path atomically, as writeStateFile does.
+func writeFile(path string, w interface {
+	WriteTo(io.Writer) (int64, error)
+}) error {
+	tmp, err := os.CreateTemp(dirOf(path), ".dime-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := w.WriteTo(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"math"
+
+	dimeio "github.com/dime-project/dime/io"
+	"github.com/dime-project/dime/synth"
+)
+
+func runGen(e *env, args []string) error {
+	fs := newFlagSet(e, "gen", "--kind KIND --out FILE [flags]")
+	kindName := fs.String("kind", "gaussian", "gaussian (the paper's toy), sine, circle or independent")
+	dim := fs.Int("dim", 20, "columns per view")
+	mi := fs.Float64("mi", 2, "true mutual information in nats (gaussian only)")
+	noise := fs.Float64("noise", 0.2, "noise standard deviation (sine and circle)")
+	rows := fs.Int64("rows", 10000, "rows to write")
+	seed := fs.Uint64("seed", 1, "random seed")
+	out := fs.String("out", "", "output file: .parquet, .arrow (IPC file), .arrows (IPC stream) or .csv; - for an IPC stream on stdout")
+	format := fs.String("format", "", "output format (default: from the extension)")
+	progressMode := fs.String("progress", "auto", "progress on stderr: auto, always or never")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("gen takes no arguments, got %q (use --out)", pos[0])
+	}
+	explicit := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	kind, err := synth.ParseKind(*kindName)
+	if err != nil {
+		return usagef("--kind %q: want gaussian, sine, circle or independent", *kindName)
+	}
+	switch {
+	case *out == "":
+		return usagef("--out is required: a file, or - for stdout")
+	case *rows < 1:
+		return usagef("--rows %d: want at least 1", *rows)
+	case *dim < 1 || *dim > 1<<16:
+		return usagef("--dim %d: want 1 to 65536", *dim)
+	case explicit["mi"] && kind != synth.Gaussian:
+		return usagef("--mi applies to --kind gaussian only (sine and circle take --noise)")
+	case math.IsNaN(*mi) || *mi < 0:
+		return usagef("--mi %v: want a value >= 0", *mi)
+	}
+	if kind != synth.Gaussian {
+		*mi = 0
+	}
+	spec := synth.Spec{Kind: kind, Dim: *dim, MI: *mi, Noise: *noise, Seed: *seed}
+	src, err := synth.NewStream(spec)
+	if err != nil {
+		return err
+	}
+	f := dimeio.Auto
+	if *format != "" {
+		if f, err = dimeio.ParseFormat(*format); err != nil {
+			return usagef("--format %q: want parquet, ipc-file, ipc-stream or csv", *format)
+		}
+	}
+	columns := append(dimeio.ColumnNames("x", *dim), dimeio.ColumnNames("y", *dim)...)
+	var w *dimeio.TableWriter
+	if *out == "-" {
+		if f == dimeio.Auto {
+			f = dimeio.IPCStream
+		}
+		w, err = dimeio.NewTableWriter(e.stdout, f, columns, dimeio.WriterOptions{})
+	} else {
+		w, err = dimeio.Create(*out, f, columns, dimeio.WriterOptions{})
+	}
+	if err != nil {
+		return usageError{err}
+	}
+	const block = 4096
+	d := *dim
+	x, y := make([]float64, block*d), make([]float64, block*d)
+	table := make([]float64, block*2*d)
+	p := newProgress(e, *progressMode, "gen", *rows)
+	for done := int64(0); done < *rows; {
+		b := int(min(int64(block), *rows-done))
+		src.Fill(x[:b*d], y[:b*d])
+		for i := 0; i < b; i++ {
+			copy(table[i*2*d:], x[i*d:(i+1)*d])
+			copy(table[i*2*d+d:], y[i*d:(i+1)*d])
+		}
+		if err := w.Write(table[:b*2*d], b); err != nil {
+			w.Close()
+			return fmt.Errorf("writing %s: %w", *out, err)
+		}
+		done += int64(b)
+		p.update(done)
+	}
+	p.done()
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", *out, err)
+	}
+	if *out != "-" {
+		fmt.Fprintf(e.stderr, "wrote %d rows of %v data (%d columns per view) to %s\n", *rows, kind, d, *out)
+	}
+	return nil
+}

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+
+	dimeio "github.com/dime-project/dime/io"
+)
+
+// inputFlags are the flags of the commands that read a file.
+type inputFlags struct {
+	format      string
+	batchSize   int
+	skipInvalid bool
+}
+
+func (f *inputFlags) register(fs *flagSet) {
+	fs.StringVar(&f.format, "format", "", "input format: parquet, ipc-file, ipc-stream or csv (default: from the extension; - is an IPC stream on stdin)")
+	fs.IntVar(&f.batchSize, "batch-size", dimeio.DefaultBatchSize, "rows per record batch read")
+	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "drop rows with a null, NaN or Inf in a selected column (counted) instead of stopping")
+}
+
+// options returns the reader options for the given views.
+func (f *inputFlags) options(xcols, ycols []string) (dimeio.Options, error) {
+	opts := dimeio.Options{X: xcols, Y: ycols, BatchSize: f.batchSize, SkipInvalid: f.skipInvalid}
+	if f.format != "" {
+		format, err := dimeio.ParseFormat(f.format)
+		if err != nil {
+			return opts, usagef("--format %q: want parquet, ipc-file, ipc-stream or csv", f.format)
+		}
+		opts.Format = format
+	}
+	if f.batchSize < 1 {
+		return opts, usagef("--batch-size %d: want at least 1", f.batchSize)
+	}
+	return opts, nil
+}
+
+// open opens the input of a command.
+func (f *inputFlags) open(e *env, path string, xcols, ycols []string) (*dimeio.Reader, error) {
+	opts, err := f.options(xcols, ycols)
+	if err != nil {
+		return nil, err
+	}
+	r, err := dimeio.Open(path, e.stdin, opts)
+	if err != nil {
+		return nil, inputError(err)
+	}
+	return r, nil
+}
+
+// inputError marks an error of reading the input as a usage error (exit 2):
+// a missing or unreadable file, a bad column, bad data.
+func inputError(err error) error {
+	var pe *fs.PathError
+	if errors.Is(err, dimeio.ErrColumn) || errors.Is(err, dimeio.ErrFormat) || errors.Is(err, dimeio.ErrInvalidValue) || errors.As(err, &pe) {
+		return usageError{err}
+	}
+	return err
+}
+
+// onePath returns the single positional argument of a command.
+func onePath(command string, pos []string) (string, error) {
+	switch len(pos) {
+	case 0:
+		return "", usagef("%s needs an input file (or - for an Arrow IPC stream on stdin)", command)
+	case 1:
+		return pos[0], nil
+	}
+	return "", usagef("%s takes one input file, got %d arguments", command, len(pos))
+}
+
+// sampleStream is the PCG stream constant of row samples ("dimesamp").
+const sampleStream = 0x64696d6573616d70
+
+// sample is a uniform random sample of the rows of an input.
+type sample struct {
+	x, y    *mat.Dense
+	seen    int64 // rows kept by the reader (the population sampled)
+	skipped int64
+}
+
+// readSample reads every row of the input and keeps a uniform random sample
+// of at most n of them (reservoir sampling, Algorithm R, seeded), in constant
+// memory whatever the input's size.
+func readSample(e *env, in *inputFlags, path string, xcols, ycols []string, n int, seed uint64, prog string) (sample, error) {
+	r, err := in.open(e, path, xcols, ycols)
+	if err != nil {
+		return sample{}, err
+	}
+	defer r.Close()
+	dx, dy := r.DimX(), r.DimY()
+	xs, ys := make([]float64, 0, n*dx), make([]float64, 0, n*dy)
+	rng := rand.New(rand.NewPCG(seed, sampleStream))
+	p := newProgress(e, prog, "reading", r.TotalRows())
+	var seen int64
+	for r.Next() {
+		x, y := r.X(), r.Y()
+		for i := 0; i < r.Rows(); i++ {
+			xr, yr := x[i*dx:(i+1)*dx], y[i*dy:(i+1)*dy]
+			switch {
+			case seen < int64(n):
+				xs, ys = append(xs, xr...), append(ys, yr...)
+			default:
+				if j := rng.Int64N(seen + 1); j < int64(n) {
+					copy(xs[j*int64(dx):], xr)
+					copy(ys[j*int64(dy):], yr)
+				}
+			}
+			seen++
+		}
+		p.update(r.RowsRead())
+	}
+	p.done()
+	if err := r.Err(); err != nil {
+		return sample{}, inputError(err)
+	}
+	rows := len(xs) / dx
+	if rows < 2 {
+		return sample{}, usagef("%s: %d rows (%d skipped): need at least 2", path, rows, r.Skipped())
+	}
+	return sample{x: mat.NewDense(rows, dx, xs), y: mat.NewDense(rows, dy, ys), seen: seen, skipped: r.Skipped()}, nil
+}
+
+// checkSampleSize refuses sizes that the exact estimator cannot afford.
+func checkSampleSize(n int, force bool) error {
+	const limit = 8192
+	switch {
+	case n < 2:
+		return usagef("--sample %d: want at least 2 rows", n)
+	case n > limit && !force:
+		return usagef("--sample %d: the exact estimator costs O(n³) time and %d MB per n×n matrix; above %d add --force", n, 8*n*n>>20, limit)
+	}
+	return nil
+}
+
+// describeSample says what the exact commands looked at.
+func describeSample(path string, s sample) string {
+	rows, _ := s.x.Dims()
+	if int64(rows) < s.seen {
+		return fmt.Sprintf("%s (random sample of %d of %d rows)", path, rows, s.seen)
+	}
+	return path
+}

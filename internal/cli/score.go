@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"time"
+
+	"github.com/dime-project/dime/stream"
+)
+
+func runScore(e *env, args []string) error {
+	fs := newFlagSet(e, "score", "FILE --x COLS --y COLS [flags]")
+	var ef estimatorFlags
+	ef.register(fs)
+	ef.registerRFF(fs)
+	var in inputFlags
+	in.register(fs)
+	save := fs.String("save-state", "", "save the estimator's state to this file (combine shards with dime merge)")
+	pilot := fs.Int("pilot-rows", stream.DefaultPilotRows, "rows held back to choose median or auto bandwidths")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	path, err := onePath("score", pos)
+	if err != nil {
+		return err
+	}
+	xcols, ycols, err := ef.views()
+	if err != nil {
+		return err
+	}
+	cfg, err := ef.streamConfig(xcols, ycols)
+	if err != nil {
+		return err
+	}
+	if *pilot < 2 {
+		return usagef("--pilot-rows %d: want at least 2", *pilot)
+	}
+	cfg.PilotRows = *pilot
+	start := time.Now()
+	r, err := in.open(e, path, xcols, ycols)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	est, err := stream.New(r.DimX(), r.DimY(), cfg)
+	if err != nil {
+		return err
+	}
+	p := newProgress(e, ef.progress, "score", r.TotalRows())
+	for r.Next() {
+		if err := est.Add(r.X(), r.Y(), r.Rows()); err != nil {
+			return err
+		}
+		p.update(r.RowsRead())
+	}
+	p.done()
+	if err := r.Err(); err != nil {
+		return inputError(err)
+	}
+	est.Skip(r.Skipped())
+	if est.Rows() < 2 {
+		return usagef("%s: %d rows (%d skipped): need at least 2", path, est.Rows(), r.Skipped())
+	}
+	res, err := est.Result()
+	if err != nil {
+		return err
+	}
+	if *save != "" {
+		if err := writeStateFile(*save, est); err != nil {
+			return err
+		}
+	}
+	rep := rffReport(res, time.Since(start))
+	rep.Input = path
+	return printReport(e.stdout, rep, ef.asJSON)
+}
