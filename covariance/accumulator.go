@@ -153,6 +153,21 @@ func (a *Accumulator) Add(features []float64, rows int) error {
 	return nil
 }
 
+// AddWeighted adds rows feature rows that the caller has already scaled by
+// the square roots of their weights (row i by √wᵢ, so that it contributes
+// wᵢφᵢφᵢᵀ), and adds weight = Σ wᵢ to the accumulator's weight. Decaying
+// windows use it to weight each row by its age. It does not allocate.
+func (a *Accumulator) AddWeighted(features []float64, rows int, weight float64) error {
+	if !(weight >= 0) || math.IsInf(weight, 0) {
+		return fmt.Errorf("%w: weight %v, want a finite value >= 0", ErrInvalid, weight)
+	}
+	if err := a.Add(features, rows); err != nil {
+		return err
+	}
+	a.weight += weight - float64(rows)
+	return nil
+}
+
 // Merge adds other's sum and weight to a. A nil or empty other is a no-op; a
 // zero-value receiver adopts other's description. Accumulators of different
 // descriptions are refused with an error matching ErrIncompatible, and a is

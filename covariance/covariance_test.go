@@ -408,3 +408,36 @@ func TestAddDoesNotAllocate(t *testing.T) {
 		t.Errorf("%v allocations per Add", allocs)
 	}
 }
+
+// TestAddWeighted checks that rows pre-scaled by √w add w φφᵀ and weight w.
+func TestAddWeighted(t *testing.T) {
+	px, _ := features(t, testMap, 5, 12)
+	p := 2 * testMap.Features
+	w := []float64{1, 0.5, 0.25, 2, 0.1}
+	scaled := make([]float64, len(px))
+	var total float64
+	direct := mustNew(t, Description{Map: testMap, Part: PartX})
+	for i, wi := range w {
+		for j := 0; j < p; j++ {
+			scaled[i*p+j] = px[i*p+j] * math.Sqrt(wi)
+		}
+		total += wi
+		row := mat.NewDense(p, 1, px[i*p:(i+1)*p]) // a column: SymOuterK forms row·rowᵀ
+		var outer mat.SymDense
+		outer.SymOuterK(wi, row)
+		direct.sum.AddSym(direct.sum, &outer)
+	}
+	a := mustNew(t, Description{Map: testMap, Part: PartX})
+	if err := a.AddWeighted(scaled, 5, total); err != nil {
+		t.Fatal(err)
+	}
+	if a.Weight() != total {
+		t.Errorf("weight %v, want %v", a.Weight(), total)
+	}
+	if d := maxAbsDiff(a.Sum(), direct.Sum()); d > 1e-15 {
+		t.Errorf("weighted sum differs by %g", d)
+	}
+	if err := a.AddWeighted(scaled, 5, -1); !errors.Is(err, ErrInvalid) {
+		t.Errorf("negative weight: %v", err)
+	}
+}

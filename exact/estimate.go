@@ -42,6 +42,11 @@ type Config struct {
 	Permutations int
 	// Seed drives the permutations.
 	Seed uint64
+	// TestPermutations is the number B of null replicates of the
+	// independence test (see Result.PValue): 0, or anything up to
+	// Permutations, uses the P permutations of DiME; more adds B − P
+	// eigenproblems. The smallest p-value B allows is 1/(B + 1).
+	TestPermutations int
 }
 
 // DefaultConfig returns the paper's settings: Gaussian kernel, α = 1.01,
@@ -61,6 +66,9 @@ func (c Config) Validate() error {
 	}
 	if c.Permutations < 1 {
 		return invalidf("permutations must be at least 1, got %d", c.Permutations)
+	}
+	if c.TestPermutations < 0 {
+		return invalidf("test permutations must be >= 0, got %d", c.TestPermutations)
 	}
 	for _, b := range []Bandwidth{c.SigmaX, c.SigmaY} {
 		if b.Rule > AutoRule {
@@ -96,6 +104,13 @@ type Result struct {
 	// K_X ∘ Π K_Y Πᵀ for each permutation.
 	MeanPermutedJoint float64
 	PermutedJoint     []float64
+	// PValue is the p-value of the permutation test of independence with
+	// TestPermutations null replicates: under independence the observed
+	// pairing is exchangeable with random ones, and dependence lowers the
+	// joint entropy, so p = (1 + #{b: S(K_X ∘ Π_b K_Y Π_bᵀ) ≤ S(K_X ∘ K_Y)}) / (1 + B).
+	// It is exact (not asymptotic) and never below 1/(B + 1).
+	PValue           float64
+	TestPermutations int
 }
 
 // ConditionalEntropyXGivenY returns S_α(X | Y) = S_α(K_X ∘ K_Y) − S_α(K_Y).
@@ -130,11 +145,14 @@ func Estimate(x, y mat.Matrix, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	s, err := entropies(kx, ky, cfg.Alpha, Permutations(n, cfg.Permutations, cfg.Seed), true)
+	// The first P permutations serve DiME and the test; the test may take
+	// more from the same seeded sequence.
+	B := max(cfg.TestPermutations, cfg.Permutations)
+	s, err := entropies(kx, ky, cfg.Alpha, Permutations(n, B, cfg.Seed), true)
 	if err != nil {
 		return Result{}, err
 	}
-	parts := newDiMEParts(s.joint, s.permuted)
+	parts := newDiMEParts(s.joint, s.permuted[:cfg.Permutations])
 	return Result{
 		Rows: n, Kernel: cfg.Kernel, Alpha: cfg.Alpha,
 		SigmaX: sigmaX, SigmaY: sigmaY,
@@ -143,7 +161,21 @@ func Estimate(x, y mat.Matrix, cfg Config) (Result, error) {
 		MutualInformation: s.x + s.y - s.joint,
 		DiME:              parts.DiME, DiMEStdErr: parts.StdErr,
 		MeanPermutedJoint: parts.MeanPermutedJoint, PermutedJoint: parts.PermutedJoint,
+		PValue: PermutationPValue(s.joint, s.permuted), TestPermutations: B,
 	}, nil
+}
+
+// PermutationPValue returns (1 + #{b: null[b] ≤ joint}) / (1 + B), the p-value
+// of the permutation test of independence from the joint entropy and B null
+// replicates of it (joint entropies of permuted pairings).
+func PermutationPValue(joint float64, null []float64) float64 {
+	k := 1
+	for _, v := range null {
+		if v <= joint {
+			k++
+		}
+	}
+	return float64(k) / float64(len(null)+1)
 }
 
 // resolveViews checks the shapes and values of the two views and resolves

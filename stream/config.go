@@ -58,6 +58,10 @@ type Config struct {
 	// batch then resemble each other, and pairing them would mimic the
 	// dependence that the permutations are meant to destroy.
 	ShuffleRows int
+	// HalfLife, in rows, makes the estimator forget old rows: a row's weight
+	// halves every HalfLife rows that arrive after it, so the estimate is a
+	// sliding view of the stream. 0 (the default) weighs every row equally.
+	HalfLife float64
 	// SkipAnalytic skips the analytic product-of-marginals estimate (its
 	// fields are NaN in the Result), which saves one 2D×2D eigenproblem: the
 	// dominant cost of an in-memory estimate with few rows and large D.
@@ -96,6 +100,8 @@ func (c Config) Validate() error {
 		return invalidf("sigma of X must be finite and > 0, got %v", c.BandwidthX.Sigma)
 	case c.BandwidthY.Rule == exact.ExplicitRule && (!(c.BandwidthY.Sigma > 0) || math.IsInf(c.BandwidthY.Sigma, 0)):
 		return invalidf("sigma of Y must be finite and > 0, got %v", c.BandwidthY.Sigma)
+	case !(c.HalfLife >= 0) || math.IsInf(c.HalfLife, 0):
+		return invalidf("half-life must be a finite number of rows >= 0, got %v", c.HalfLife)
 	case c.PilotRows < 0:
 		return invalidf("pilot rows must be >= 0, got %d", c.PilotRows)
 	case c.Features < 1 || c.Features > rff.MaxFeatures:

@@ -40,6 +40,9 @@ type Estimator struct {
 	// and features, and the Y features of the first positions of the scope
 	// (for the cyclic wrap of the shifted pairs).
 	order         []int
+	sqrtWeight    []float64 // √w of each row of a decaying scope, by arrival
+	weights       []float64 // √w of the rows of a chunk, by position
+	scratch       []float64 // scaled copies of a chunk's part features
 	gx, gy        []float64
 	px, py, joint []float64
 	head          []float64
@@ -110,6 +113,10 @@ func (e *Estimator) start(sigmaX, sigmaY float64) error {
 	e.px = make([]float64, chunkRows*p)
 	e.py = make([]float64, (chunkRows+P)*p)
 	e.joint = make([]float64, chunkRows*p)
+	if cfg.HalfLife > 0 {
+		e.weights = make([]float64, chunkRows)
+		e.scratch = make([]float64, chunkRows*p)
+	}
 	e.head = make([]float64, P*p)
 	e.lastY = make([]float64, p)
 	e.shifts = make([]int, P)
@@ -290,6 +297,24 @@ func (e *Estimator) processScope(x, y []float64, n int) error {
 
 	p := 2 * e.cfg.Features
 	dx, dy := e.dimX, e.dimY
+	decay := e.cfg.HalfLife > 0
+	if decay {
+		// Every row so far loses the weight of n more rows; the rows of this
+		// scope weigh 2^(−(n−1−i)/h) by their arrival i in the scope.
+		f := math.Exp2(-float64(n) / e.cfg.HalfLife)
+		for _, a := range e.accumulators() {
+			if err := a.Scale(f); err != nil {
+				return err
+			}
+		}
+		if cap(e.sqrtWeight) < n {
+			e.sqrtWeight = make([]float64, n)
+		}
+		e.sqrtWeight = e.sqrtWeight[:n]
+		for i := range e.sqrtWeight {
+			e.sqrtWeight[i] = math.Exp2(-float64(n-1-i) / (2 * e.cfg.HalfLife))
+		}
+	}
 	S := 0
 	if n > 1 {
 		for k := range e.shifts {
@@ -320,6 +345,7 @@ func (e *Estimator) processScope(x, y []float64, n int) error {
 			if _, err := e.pair.Y.Transform(e.py[q*p:(q+run)*p], e.gy[:run*dy], run); err != nil {
 				return err
 			}
+
 			if pos == 0 {
 				// The first run of a scope covers positions 0 .. S−1 (its
 				// length b+S ≥ S and n > S): keep them for the wrap.
@@ -336,27 +362,41 @@ func (e *Estimator) processScope(x, y []float64, n int) error {
 			return err
 		}
 		py := e.py[:b*p]
-		if err := e.x.Add(px, b); err != nil {
+		// With decay, the row at position c+r weighs w = sqrtWeight² by its
+		// arrival; the part accumulators take scaled copies of the features,
+		// and joint rows (products of unscaled parts) are scaled after.
+		weight := float64(b)
+		var sw []float64
+		if decay {
+			sw = e.weights[:b]
+			weight = 0
+			for r := range sw {
+				sw[r] = e.sqrtWeight[order[c+r]]
+				weight += sw[r] * sw[r]
+			}
+		}
+		if err := e.x.AddWeighted(e.scaled(px, sw), b, weight); err != nil {
 			return err
 		}
-		if err := e.y.Add(py, b); err != nil {
+		if err := e.y.AddWeighted(e.scaled(py, sw), b, weight); err != nil {
 			return err
 		}
-		if err := e.addJoint(e.xy, px, e.py[:b*p], b); err != nil {
+		if err := e.addJoint(e.xy, px, py, b, sw, weight); err != nil {
 			return err
 		}
 		for k, s := range e.shifts {
 			if n == 1 {
 				break
 			}
-			if err := e.addJoint(e.perm[k], px, e.py[s*p:(s+b)*p], b); err != nil {
+			// A permuted pair weighs what its X row weighs.
+			if err := e.addJoint(e.perm[k], px, e.py[s*p:(s+b)*p], b, sw, weight); err != nil {
 				return err
 			}
 		}
 		if n == 1 && e.haveLastY {
 			// A lone row is paired with the last row of the previous scope.
 			for k := range e.perm {
-				if err := e.addJoint(e.perm[k], px, e.lastY, 1); err != nil {
+				if err := e.addJoint(e.perm[k], px, e.lastY, 1, sw, weight); err != nil {
 					return err
 				}
 			}
@@ -371,11 +411,54 @@ func (e *Estimator) processScope(x, y []float64, n int) error {
 	return nil
 }
 
-// addJoint adds the joint features of px and py (row i with row i) to acc.
-func (e *Estimator) addJoint(acc *covariance.Accumulator, px, py []float64, rows int) error {
-	joint, err := rff.Joint(e.joint[:rows*2*e.cfg.Features], px, py, rows, e.cfg.Features, nil)
+// addJoint adds the joint features of px and py (row i with row i) to acc,
+// row i scaled by sw[i] when sw is not nil; weight is the rows' total weight.
+func (e *Estimator) addJoint(acc *covariance.Accumulator, px, py []float64, rows int, sw []float64, weight float64) error {
+	p := 2 * e.cfg.Features
+	joint, err := rff.Joint(e.joint[:rows*p], px, py, rows, e.cfg.Features, nil)
 	if err != nil {
 		return err
 	}
-	return acc.Add(joint, rows)
+	for r, f := range sw {
+		scaleRow(joint[r*p:(r+1)*p], f)
+	}
+	return acc.AddWeighted(joint, rows, weight)
+}
+
+// scaled returns features with row r multiplied by sw[r], in scratch space,
+// or features itself when sw is nil.
+func (e *Estimator) scaled(features []float64, sw []float64) []float64 {
+	if sw == nil {
+		return features
+	}
+	p := 2 * e.cfg.Features
+	out := e.scratch[:len(features)]
+	copy(out, features)
+	for r, f := range sw {
+		scaleRow(out[r*p:(r+1)*p], f)
+	}
+	return out
+}
+
+// scaleRow multiplies a feature row by f.
+func scaleRow(row []float64, f float64) {
+	for j := range row {
+		row[j] *= f
+	}
+}
+
+// Reset forgets every row, keeping the feature maps, the bandwidths and the
+// settings: the next rows start a new estimate (a new window). Rows still
+// waiting in the shuffle buffer are dropped: call Result (or Flush) first to
+// count them.
+func (e *Estimator) Reset() {
+	if e.Started() {
+		for _, a := range e.accumulators() {
+			a.Reset()
+		}
+	}
+	e.pendX, e.pendY, e.pending = e.pendX[:0], e.pendY[:0], 0
+	e.pilotX, e.pilotY, e.pilot = e.pilotX[:0], e.pilotY[:0], 0
+	e.haveLastY = false
+	e.rows, e.skipped = 0, 0
 }

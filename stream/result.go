@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/exact"
@@ -44,6 +45,51 @@ type Result struct {
 	// EntropyPermuted holds the entropy of each permuted accumulator.
 	EntropyPermuted []float64
 	EntropyProduct  float64
+	// PValue tests independence (see PValue): NaN for P = 1.
+	PValue float64
+	// EffectiveRows is the total weight of the rows: Rows, or less with a
+	// half-life.
+	EffectiveRows float64
+	HalfLife      float64
+}
+
+// PValue returns the p-value of the test of independence that the permuted
+// accumulators allow: under independence the observed pairs are
+// exchangeable with the permuted ones, so the joint entropy S_XY is one more
+// draw from the distribution of the P permuted entropies S_k. With their mean
+// m and standard deviation s, the statistic
+//
+//	t = (m − S_XY) / (s √(1 + 1/P))
+//
+// follows Student's t with P − 1 degrees of freedom if the S_k are normal (a
+// prediction interval for one more draw), and the p-value is P(T ≥ t):
+// dependence lowers S_XY, making t large. It is an approximation (normality),
+// measured to be calibrated (TestPValueCalibrated); unlike the rank of S_XY
+// among P + 1 values, which cannot go below 1/(P + 1) = 1/6 at P = 5, it can
+// reach small values with few accumulators: it has no floor but the
+// precision of the tail, and is reported as at least 1e-300. NaN when P < 2,
+// or when the S_k are all equal.
+func PValue(joint float64, permuted []float64) float64 {
+	P := len(permuted)
+	if P < 2 {
+		return math.NaN()
+	}
+	var m float64
+	for _, v := range permuted {
+		m += v
+	}
+	m /= float64(P)
+	var ss float64
+	for _, v := range permuted {
+		ss += (v - m) * (v - m)
+	}
+	s := math.Sqrt(ss / float64(P-1))
+	if !(s > 0) {
+		return math.NaN()
+	}
+	t := (m - joint) / (s * math.Sqrt(1+1/float64(P)))
+	p := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(P - 1)}.Survival(t)
+	return math.Max(p, 1e-300)
 }
 
 // Skip counts n rows that were dropped upstream (invalid values), so that
@@ -61,7 +107,9 @@ func (e *Estimator) Result() (Result, error) {
 	if e.rows < 2 {
 		return Result{}, invalidf("%d rows, want at least 2", e.rows)
 	}
-	return resultOf(e.cfg, e.sigmaX, e.sigmaY, e.rows, e.skipped, e.x, e.y, e.xy, e.perm)
+	res, err := resultOf(e.cfg, e.sigmaX, e.sigmaY, e.rows, e.skipped, e.x, e.y, e.xy, e.perm)
+	res.EffectiveRows = e.xy.Weight()
+	return res, err
 }
 
 // resultOf computes a Result from a full set of accumulators.
@@ -121,5 +169,6 @@ func assemble(cfg Config, sigmaX, sigmaY float64, rows, skipped int64, s []float
 		DiME:              mean - s[2], DiMEStdErr: stderr,
 		DiMEAnalytic:    product - s[2],
 		EntropyPermuted: slices.Clone(permuted), EntropyProduct: product,
+		PValue: PValue(s[2], permuted), EffectiveRows: float64(rows), HalfLife: cfg.HalfLife,
 	}
 }
