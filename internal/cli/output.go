@@ -54,11 +54,14 @@ type report struct {
 	DiMEStdErr     number   `json:"dime_stderr"`
 	DiMEAnalytic   *number  `json:"dime_analytic,omitempty"` // rff
 	PValue         *number  `json:"p_value,omitempty"`
+	TestPerms      int      `json:"test_permutations,omitempty"` // exact: null replicates of the p-value
 	ElapsedSeconds float64  `json:"elapsed_seconds"`
 }
 
 func exactReport(r exact.Result, cfg exact.Config, xcols, ycols []string, elapsed time.Duration) report {
+	p := number(r.PValue)
 	return report{
+		PValue: &p, TestPerms: r.TestPermutations,
 		Estimator: "exact", Rows: int64(r.Rows), XColumns: xcols, YColumns: ycols,
 		Kernel: r.Kernel.String(), Alpha: r.Alpha,
 		SigmaRuleX: cfg.SigmaX.String(), SigmaRuleY: cfg.SigmaY.String(), SigmaX: r.SigmaX, SigmaY: r.SigmaY,
@@ -70,7 +73,7 @@ func exactReport(r exact.Result, cfg exact.Config, xcols, ycols []string, elapse
 }
 
 func rffReport(r stream.Result, elapsed time.Duration) report {
-	analytic := number(r.DiMEAnalytic)
+	analytic, p := number(r.DiMEAnalytic), number(r.PValue)
 	shuffle := r.ShuffleRows
 	return report{
 		Estimator: "rff", Rows: r.Rows, SkippedRows: r.SkippedRows, XColumns: r.XColumns, YColumns: r.YColumns,
@@ -80,7 +83,7 @@ func rffReport(r stream.Result, elapsed time.Duration) report {
 		Permutations: r.Permutations, Seed: r.Seed,
 		EntropyX: number(r.EntropyX), EntropyY: number(r.EntropyY), EntropyJoint: number(r.EntropyJoint),
 		MI: number(r.MutualInformation), DiME: number(r.DiME), DiMEStdErr: number(r.DiMEStdErr),
-		DiMEAnalytic: &analytic, ElapsedSeconds: elapsed.Seconds(),
+		DiMEAnalytic: &analytic, PValue: &p, ElapsedSeconds: elapsed.Seconds(),
 	}
 }
 
@@ -100,6 +103,18 @@ func fmtNumber(v number) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.6f", float64(v))
+}
+
+// fmtPValue formats a p-value: small ones in scientific notation.
+func fmtPValue(v number) string {
+	switch f := float64(v); {
+	case math.IsNaN(f):
+		return "n/a"
+	case f < 1e-3:
+		return fmt.Sprintf("%.2g", f)
+	default:
+		return fmt.Sprintf("%.4f", f)
+	}
 }
 
 // writeTable writes a report as aligned "name  value" lines.
@@ -136,7 +151,11 @@ func writeTable(w io.Writer, r report) error {
 		line("DiME analytic", "%s", fmtNumber(*r.DiMEAnalytic))
 	}
 	if r.PValue != nil {
-		line("p-value", "%s", fmtNumber(*r.PValue))
+		how := "t-approximation from the permuted accumulators"
+		if r.Estimator == "exact" {
+			how = fmt.Sprintf("permutation test, %d null replicates: at least %.3g", r.TestPerms, 1/float64(r.TestPerms+1))
+		}
+		line("p-value", "%s (independence; %s)", fmtPValue(*r.PValue), how)
 	}
 	line("elapsed", "%.2f s", r.ElapsedSeconds)
 	return tw.Flush()
