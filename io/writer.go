@@ -263,6 +263,14 @@ func (t *TableWriter) flush() error {
 	if err != nil {
 		return fmt.Errorf("dimeio: writing %v: %w", t.format, err)
 	}
+	if t.format == IPCStream {
+		// A stream may feed a reader through a pipe (dime gen --out - |
+		// dime monitor -): each batch goes out whole as soon as it is
+		// complete, not when the buffer fills or the writer closes.
+		if err := t.buf.Flush(); err != nil {
+			return fmt.Errorf("dimeio: writing %v: %w", t.format, err)
+		}
+	}
 	t.staged = 0
 	t.written += int64(n)
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dime-project/dime/exact"
 	dimeio "github.com/dime-project/dime/io"
+	"github.com/dime-project/dime/monitor"
 	"github.com/dime-project/dime/stream"
 	"github.com/dime-project/dime/synth"
 )
@@ -55,6 +56,7 @@ func init() {
 		"exact":   {"exact (Gram-matrix) estimate on a sample of a file's rows", runExact},
 		"compare": {"exact and RFF on the same sample for several D, with their errors (and a plot)", runCompare},
 		"sweep":   {"DiME and MI against the bandwidth on a sample (the paper's Appendix A), with the auto pick", runSweep},
+		"monitor": {"dependence over time: windows, independence tests, alerts, Prometheus metrics", runMonitor},
 		"gen":     {"write synthetic data with known dependence (the paper's toy, sine, circle, independent)", runGen},
 	}
 }
@@ -94,7 +96,8 @@ func isUsage(err error) bool {
 	var u usageError
 	return errors.As(err, &u) || errors.Is(err, exact.ErrInvalidInput) || errors.Is(err, synth.ErrInvalidSpec) ||
 		errors.Is(err, stream.ErrInvalidInput) || errors.Is(err, stream.ErrState) || errors.Is(err, stream.ErrIncompatible) ||
-		errors.Is(err, dimeio.ErrColumn) || errors.Is(err, dimeio.ErrFormat) || errors.Is(err, dimeio.ErrInvalidValue)
+		errors.Is(err, dimeio.ErrColumn) || errors.Is(err, dimeio.ErrFormat) || errors.Is(err, dimeio.ErrInvalidValue) ||
+		errors.Is(err, monitor.ErrConfig) || errors.Is(err, monitor.ErrLate)
 }
 
 // oneLine folds a multi-line message into one line.

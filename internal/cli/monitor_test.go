@@ -1,0 +1,269 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"math"
+	"net/http"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	dimeio "github.com/dime-project/dime/io"
+	"github.com/dime-project/dime/synth"
+)
+
+// ipcStream returns n rows of spec (columns x0, x1, y0, y1) as an Arrow IPC
+// stream in record batches of batch rows.
+func ipcStream(t *testing.T, spec synth.Spec, n, batch int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	writeStreamTo(t, &buf, spec, n, batch)
+	return buf.Bytes()
+}
+
+func writeStreamTo(t *testing.T, w io.Writer, spec synth.Spec, n, batch int) {
+	t.Helper()
+	x, y, _ := synth.Generate(spec, n)
+	tw, err := dimeio.NewTableWriter(w, dimeio.IPCStream, []string{"x0", "x1", "y0", "y1"}, dimeio.WriterOptions{BatchRows: batch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xd, yd := x.RawMatrix().Data, y.RawMatrix().Data
+	for i := 0; i < n; i++ {
+		tw.Write([]float64{xd[2*i], xd[2*i+1], yd[2*i], yd[2*i+1]}, 1)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func windowLines(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var ws []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if l != "" {
+			ws = append(ws, decode(t, l))
+		}
+	}
+	return ws
+}
+
+var monitorFlags = []string{"--x", "x0,x1", "--y", "y0,y1", "--features", "32"}
+
+func TestMonitorWindowsOnStdin(t *testing.T) {
+	in := ipcStream(t, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 1}, 2500, 300)
+	code, out, errs := runBinary(t, in, append([]string{"monitor", "-", "--window-rows", "1000", "--alert-p", "0.01"}, monitorFlags...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	ws := windowLines(t, out)
+	if len(ws) != 3 {
+		t.Fatalf("%d windows, want 3:\n%s", len(ws), out)
+	}
+	for i, w := range ws {
+		for _, f := range []string{"window", "start_row", "end_row", "rows", "entropy_joint", "mutual_information", "dime", "dime_stderr", "dime_analytic", "p_value", "alert"} {
+			if _, ok := w[f]; !ok {
+				t.Errorf("window %d: no field %q", i, f)
+			}
+		}
+		if num(t, w, "window") != float64(i) || num(t, w, "start_row") != float64(1000*i) || num(t, w, "end_row") != math.Min(float64(1000*(i+1)), 2500) {
+			t.Errorf("window %d: %v", i, w)
+		}
+		if w["alert"] != true || w["partial"] != (i == 2) {
+			t.Errorf("window %d: sine data should alert at p < 0.01: %v", i, w)
+		}
+	}
+}
+
+// TestMonitorMetrics scrapes the Prometheus endpoint over loopback while the
+// monitor runs and finds the values of the last closed window.
+func TestMonitorMetrics(t *testing.T) {
+	stdinR, stdinW := io.Pipe()
+	stdoutR, stdoutW := io.Pipe()
+	stderrR, stderrW := io.Pipe()
+	done := make(chan int)
+	go func() {
+		code := Main(append([]string{"monitor", "-", "--window-rows", "1000", "--listen", "127.0.0.1:0"}, monitorFlags...), stdinR, stdoutW, stderrW)
+		stdoutW.Close()
+		stderrW.Close()
+		done <- code
+	}()
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderrR)
+		for sc.Scan() {
+			if m := regexp.MustCompile(`http://(\S+)/metrics`).FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+	}()
+	lines := make(chan string, 10)
+	go func() {
+		sc := bufio.NewScanner(stdoutR)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	// Write two windows' worth of rows and keep the stream open.
+	tw, err := dimeio.NewTableWriter(stdinW, dimeio.IPCStream, []string{"x0", "x1", "y0", "y1"}, dimeio.WriterOptions{BatchRows: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y, _ := synth.Generate(synth.Spec{Kind: synth.Circle, Dim: 2, Noise: 0.1, Seed: 2}, 2000)
+	for i := 0; i < 2000; i++ {
+		tw.Write([]float64{x.At(i, 0), x.At(i, 1), y.At(i, 0), y.At(i, 1)}, 1)
+	}
+	var last map[string]any
+	for i := 0; i < 2; i++ {
+		select {
+		case l := <-lines:
+			last = decode(t, l)
+		case <-time.After(30 * time.Second):
+			t.Fatal("no window line")
+		}
+	}
+	var url string
+	select {
+	case a := <-addr:
+		url = "http://" + a + "/metrics"
+	case <-time.After(5 * time.Second):
+		t.Fatal("no metrics address on stderr")
+	}
+	if !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Errorf("metrics not on loopback: %s", url)
+	}
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	metric := func(name string) float64 {
+		re := regexp.MustCompile(`(?m)^` + name + `\{x="x0,x1",y="y0,y1"\} (\S+)$`)
+		m := re.FindSubmatch(body)
+		if m == nil {
+			t.Fatalf("no %s in:\n%s", name, body)
+		}
+		v, _ := strconv.ParseFloat(string(m[1]), 64)
+		return v
+	}
+	for name, field := range map[string]string{"dime_dime": "dime", "dime_mutual_information": "mutual_information",
+		"dime_entropy_joint": "entropy_joint", "dime_p_value": "p_value", "dime_dime_analytic": "dime_analytic"} {
+		if got, want := metric(name), num(t, last, field); math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
+			t.Errorf("%s = %v, last window's %s = %v", name, got, field, want)
+		}
+	}
+	if metric("dime_rows_total") != 2000 || metric("dime_window") != 1 || metric("dime_windows_total") != 2 {
+		t.Errorf("counters: rows %v window %v windows %v", metric("dime_rows_total"), metric("dime_window"), metric("dime_windows_total"))
+	}
+	tw.Close()
+	stdinW.Close()
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d", code)
+	}
+}
+
+// TestMonitorBadStreams checks a stream cut off mid-batch, garbage on stdin
+// and a time column going backwards: each a clear error (exit 2), with the
+// windows before it intact; late rows are skipped with --skip-invalid.
+func TestMonitorBadStreams(t *testing.T) {
+	// Six batches of 500 rows, cut inside the sixth: windows [0, 1000) and
+	// [1000, 2000) close, then rows [2000, 2500) form a partial window
+	// reported before the error.
+	full := ipcStream(t, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 3}, 3000, 500)
+	cut := full[:len(full)-len(full)/12]
+	code, out, errs := runBinary(t, cut, append([]string{"monitor", "-", "--window-rows", "1000"}, monitorFlags...)...)
+	ws := windowLines(t, out)
+	if code != 2 || len(ws) != 3 || !strings.Contains(errs, "stdin") || strings.Count(errs, "\n") != 1 {
+		t.Fatalf("cut stream: exit %d, %d windows, stderr %q", code, len(ws), errs)
+	}
+	if ws[2]["partial"] != true || num(t, ws[2], "rows") != 500 || num(t, ws[1], "end_row") != 2000 {
+		t.Errorf("cut stream: windows %v", ws)
+	}
+	code, out, errs = runBinary(t, []byte("garbage that is not an Arrow stream at all"), append([]string{"monitor", "-", "--window-rows", "1000"}, monitorFlags...)...)
+	if code != 2 || out != "" || !strings.HasPrefix(errs, "dime: ") {
+		t.Errorf("garbage: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	// A time column going backwards across a window boundary.
+	ts := timedStream(t, []int64{0, 10, 20, 70, 80, 30, 90, 130, 140})
+	args := []string{"monitor", "-", "--x", "x", "--y", "y", "--features", "8", "--time-col", "ts", "--window", "1m"}
+	code, out, errs = runBinary(t, ts, args...)
+	ws = windowLines(t, out)
+	if code != 2 || !strings.Contains(errs, "backwards") || len(ws) < 1 || num(t, ws[0], "rows") != 3 {
+		t.Errorf("time backwards: exit %d, windows %v, stderr %q", code, ws, errs)
+	}
+	code, out, errs = runBinary(t, ts, append(args, "--skip-invalid")...)
+	ws = windowLines(t, out)
+	if code != 0 || len(ws) != 3 || num(t, ws[1], "skipped_rows") != 1 || ws[0]["start_time"] != "1970-01-01T00:00:00Z" || ws[1]["end_time"] != "1970-01-01T00:02:00Z" {
+		t.Errorf("time backwards, skipped: exit %d %s, windows %v", code, errs, ws)
+	}
+}
+
+// timedStream is an IPC stream with int64 epoch seconds "ts" and columns x, y.
+func timedStream(t *testing.T, secs []int64) []byte {
+	t.Helper()
+	mem := memory.NewGoAllocator()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "ts", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "x", Type: arrow.PrimitiveTypes.Float64},
+		{Name: "y", Type: arrow.PrimitiveTypes.Float64},
+	}, nil)
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	b := array.NewRecordBuilder(mem, schema)
+	for i, s := range secs {
+		b.Field(0).(*array.Int64Builder).Append(s)
+		b.Field(1).(*array.Float64Builder).Append(math.Sin(float64(i)))
+		b.Field(2).(*array.Float64Builder).Append(math.Cos(float64(3 * i)))
+	}
+	rec := b.NewRecord()
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Release()
+	b.Release()
+	w.Close()
+	return buf.Bytes()
+}
+
+// TestMonitorSignalFlushes sends SIGINT while the monitor waits on stdin:
+// it reports the window in progress and exits cleanly.
+func TestMonitorSignalFlushes(t *testing.T) {
+	cmd := exec.Command(dimeBinary, append([]string{"monitor", "-", "--window-rows", "1000"}, monitorFlags...)...)
+	stdin, _ := cmd.StdinPipe()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tw, _ := dimeio.NewTableWriter(stdin, dimeio.IPCStream, []string{"x0", "x1", "y0", "y1"}, dimeio.WriterOptions{BatchRows: 250})
+	x, y, _ := synth.Generate(synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 4}, 1500)
+	for i := 0; i < 1500; i++ {
+		tw.Write([]float64{x.At(i, 0), x.At(i, 1), y.At(i, 0), y.At(i, 1)}, 1)
+	}
+	// 1500 rows written in batches of 250: wait for the first window's line.
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), "\n") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // let the second window's 500 rows arrive
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	ws := windowLines(t, out.String())
+	if err != nil || len(ws) != 2 || ws[1]["partial"] != true || num(t, ws[1], "rows") != 500 {
+		t.Errorf("SIGINT: %v, stderr %q, windows %v", err, errb.String(), ws)
+	}
+	stdin.Close()
+}

@@ -1,0 +1,53 @@
+package io_test
+
+import (
+	"io"
+	"testing"
+	"time"
+
+	dimeio "github.com/dime-project/dime/io"
+)
+
+// TestStreamWriterFlushesBatches checks that an IPC stream written through a
+// pipe can be read batch by batch while the writer is still open (dime gen
+// --out - | dime monitor -): the writer must not hold complete batches back.
+func TestStreamWriterFlushesBatches(t *testing.T) {
+	r, w := io.Pipe()
+	closed := make(chan struct{})
+	go func() {
+		tw, err := dimeio.NewTableWriter(w, dimeio.IPCStream, []string{"a", "b"}, dimeio.WriterOptions{BatchRows: 10})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for i := 0; i < 25; i++ {
+			tw.Write([]float64{float64(i), 1}, 1)
+		}
+		<-closed // keep the stream open until the reader has two batches
+		tw.Close()
+		w.Close()
+	}()
+	rd, err := dimeio.Open("-", r, dimeio.Options{X: []string{"a"}, Y: []string{"b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	got := make(chan int)
+	go func() {
+		for i := 0; i < 2 && rd.Next(); i++ {
+			got <- rd.Rows()
+		}
+		close(got)
+	}()
+	for i := 0; i < 2; i++ {
+		select {
+		case n := <-got:
+			if n != 10 {
+				t.Errorf("batch %d has %d rows", i, n)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a complete batch was not delivered while the writer was open")
+		}
+	}
+	close(closed)
+}

@@ -1,0 +1,285 @@
+package monitor
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/dime-project/dime/stream"
+)
+
+// ErrLate is matched by the error of a row whose time lies before the
+// current time window.
+var ErrLate = errors.New("monitor: time goes backwards")
+
+// ErrConfig is matched by the errors of an invalid Config.
+var ErrConfig = errors.New("monitor: invalid configuration")
+
+// Config chooses the windows, the estimator and the alerts. Exactly one of
+// WindowRows (alone), Window, or HalfLife chooses the kind of window.
+type Config struct {
+	// Stream configures the estimator of each window (its HalfLife is set
+	// from Config.HalfLife).
+	Stream stream.Config
+	// WindowRows is the length of tumbling windows in rows, or with
+	// HalfLife the number of rows between reports (default: HalfLife).
+	WindowRows int64
+	// Window is the length of tumbling windows in time; rows need times.
+	Window time.Duration
+	// HalfLife, in rows, selects exponential decay.
+	HalfLife float64
+	// SkipLate drops rows whose time lies before the current window (and
+	// counts them as skipped) instead of failing with ErrLate.
+	SkipLate bool
+	// AlertAbove and AlertBelow are thresholds on DiME, AlertP on the
+	// p-value; nil leaves one unset.
+	AlertAbove, AlertBelow, AlertP *float64
+}
+
+// Threshold returns a pointer to v, to set an alert threshold.
+func Threshold(v float64) *float64 { return &v }
+
+// kind of window.
+type kind uint8
+
+const (
+	byRows kind = iota
+	byTime
+	byDecay
+)
+
+// Window is one closed window.
+type Window struct {
+	Index              int
+	StartRow, EndRow   int64     // rows [StartRow, EndRow) of those given to Add
+	StartTime, EndTime time.Time // the bucket, for time windows; zero otherwise
+	Rows               int64     // rows in the window (rows given to Add)
+	Skipped            int64     // rows dropped upstream while the window was read
+	Partial            bool      // closed by the end of the input, not by its boundary
+	Result             stream.Result
+	Alert              bool
+	AlertReasons       []string
+}
+
+// Monitor cuts a stream of rows into windows and reports each closed window
+// to its emit function. It is not safe for concurrent use.
+type Monitor struct {
+	cfg        Config
+	kind       kind
+	est        *stream.Estimator
+	emit       func(Window) error
+	index      int
+	row        int64 // rows given to Add so far
+	start      int64 // first row of the current window
+	skipped    int64 // skipped while reading the current window
+	bucket     int64 // current time bucket (byTime)
+	haveBucket bool
+	period     int64 // rows between reports (byRows, byDecay)
+}
+
+// New returns a monitor of views with dimX and dimY columns.
+func New(dimX, dimY int, cfg Config, emit func(Window) error) (*Monitor, error) {
+	m := &Monitor{cfg: cfg, emit: emit}
+	switch {
+	case emit == nil:
+		return nil, fmt.Errorf("%w: no emit function", ErrConfig)
+	case cfg.HalfLife != 0:
+		if !(cfg.HalfLife > 0) || math.IsInf(cfg.HalfLife, 0) || cfg.Window != 0 {
+			return nil, fmt.Errorf("%w: half-life %v (a finite number of rows > 0, without a time window)", ErrConfig, cfg.HalfLife)
+		}
+		m.kind, m.period = byDecay, cfg.WindowRows
+		if m.period == 0 {
+			m.period = max(1, int64(math.Round(cfg.HalfLife)))
+		}
+		cfg.Stream.HalfLife = cfg.HalfLife
+	case cfg.Window != 0:
+		if cfg.Window < 0 || cfg.WindowRows != 0 {
+			return nil, fmt.Errorf("%w: time window %v (want > 0, without a row window)", ErrConfig, cfg.Window)
+		}
+		m.kind = byTime
+	default:
+		m.kind, m.period = byRows, cfg.WindowRows
+	}
+	if (m.kind == byRows || m.kind == byDecay) && m.period < 1 {
+		return nil, fmt.Errorf("%w: window of %d rows (want at least 1)", ErrConfig, m.period)
+	}
+	for _, v := range []*float64{cfg.AlertAbove, cfg.AlertBelow, cfg.AlertP} {
+		if v != nil && (math.IsInf(*v, 0) || math.IsNaN(*v)) {
+			return nil, fmt.Errorf("%w: alert threshold %v (want a finite number)", ErrConfig, *v)
+		}
+	}
+	if p := cfg.AlertP; p != nil && !(*p > 0 && *p < 1) {
+		return nil, fmt.Errorf("%w: p-value threshold %v (want between 0 and 1)", ErrConfig, *p)
+	}
+	est, err := stream.New(dimX, dimY, cfg.Stream)
+	if err != nil {
+		return nil, err
+	}
+	m.est = est
+	return m, nil
+}
+
+// NeedsTimes reports whether Add needs the time of each row.
+func (m *Monitor) NeedsTimes() bool { return m.kind == byTime }
+
+// Add adds rows consecutive rows (row-major blocks of X and Y; times in
+// nanoseconds since the Unix epoch for time windows, else nil), emitting
+// every window they close. On an error (invalid values, a late row) the
+// windows emitted so far stand and the current one keeps the rows before
+// the error.
+func (m *Monitor) Add(x, y []float64, times []int64, rows int) error {
+	dx, dy := m.est.Dims()
+	if rows < 0 || len(x) != rows*dx || len(y) != rows*dy {
+		return fmt.Errorf("%w: block of %d rows has %d X and %d Y values", stream.ErrInvalidInput, rows, len(x), len(y))
+	}
+	if m.kind == byTime {
+		if len(times) != rows {
+			return fmt.Errorf("%w: block of %d rows has %d times", stream.ErrInvalidInput, rows, len(times))
+		}
+		return m.addTimed(x, y, times, rows)
+	}
+	for rows > 0 {
+		take := int(min(int64(rows), m.period-(m.row-m.start)))
+		if err := m.est.Add(x[:take*dx], y[:take*dy], take); err != nil {
+			return err
+		}
+		m.row += int64(take)
+		x, y, rows = x[take*dx:], y[take*dy:], rows-take
+		if m.row-m.start == m.period {
+			if err := m.close(false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// addTimed adds rows to time windows, closing a window when a row of a later
+// bucket arrives.
+func (m *Monitor) addTimed(x, y []float64, times []int64, rows int) error {
+	dx, dy := m.est.Dims()
+	w := int64(m.cfg.Window)
+	run := 0 // rows of the current bucket not yet added, ending at i
+	flush := func(end int) error {
+		if run == 0 {
+			return nil
+		}
+		lo := end - run
+		err := m.est.Add(x[lo*dx:end*dx], y[lo*dy:end*dy], run)
+		if err == nil {
+			m.row += int64(run)
+		}
+		run = 0
+		return err
+	}
+	for i, t := range times {
+		b := floorDiv(t, w)
+		switch {
+		case !m.haveBucket:
+			m.bucket, m.haveBucket = b, true
+		case b > m.bucket:
+			if err := flush(i); err != nil {
+				return err
+			}
+			if err := m.close(false); err != nil {
+				return err
+			}
+			m.bucket = b
+		case b < m.bucket:
+			if err := flush(i); err != nil {
+				return err
+			}
+			if !m.cfg.SkipLate {
+				return fmt.Errorf("%w: row %d has time %s, before the window that starts at %s",
+					ErrLate, m.row, time.Unix(0, t).UTC().Format(time.RFC3339Nano), m.bucketStart().Format(time.RFC3339Nano))
+			}
+			m.skipped++
+			m.est.Skip(1)
+			continue
+		}
+		run++
+	}
+	return flush(rows)
+}
+
+// floorDiv returns ⌊a/b⌋ for b > 0.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+func (m *Monitor) bucketStart() time.Time {
+	return time.Unix(0, m.bucket*int64(m.cfg.Window)).UTC()
+}
+
+// Skip counts n rows dropped upstream while the current window was read.
+func (m *Monitor) Skip(n int64) {
+	m.skipped += n
+	m.est.Skip(n)
+}
+
+// Close emits the current window, if it has rows or skipped rows, as a
+// partial window. Call it at the end of the input, or on a signal.
+func (m *Monitor) Close() error {
+	if m.row == m.start && m.skipped == 0 {
+		return nil
+	}
+	return m.close(true)
+}
+
+// close emits the current window and starts the next.
+func (m *Monitor) close(partial bool) error {
+	win := Window{Index: m.index, StartRow: m.start, EndRow: m.row, Rows: m.row - m.start, Skipped: m.skipped, Partial: partial}
+	if m.kind == byTime && m.haveBucket {
+		win.StartTime = m.bucketStart()
+		win.EndTime = win.StartTime.Add(m.cfg.Window)
+	}
+	if m.est.Rows() >= 2 {
+		r, err := m.est.Result()
+		if err != nil {
+			return err
+		}
+		win.Result = r
+	} else {
+		win.Result = nanResult(m.est)
+	}
+	win.Result.SkippedRows = m.skipped
+	m.alerts(&win)
+	if m.kind != byDecay {
+		m.est.Reset()
+	}
+	m.index++
+	m.start, m.skipped = m.row, 0
+	return m.emit(win)
+}
+
+// nanResult is the result of a window too short to estimate.
+func nanResult(e *stream.Estimator) stream.Result {
+	nan := math.NaN()
+	cfg := e.Config()
+	sx, sy := e.Bandwidths()
+	return stream.Result{Rows: e.Rows(), Kernel: cfg.Kernel, Alpha: cfg.Alpha, BandwidthX: cfg.BandwidthX, BandwidthY: cfg.BandwidthY,
+		SigmaX: sx, SigmaY: sy, Features: cfg.Features, Variant: cfg.Variant, Permutations: cfg.Permutations, Seed: cfg.Seed,
+		XColumns: cfg.XColumns, YColumns: cfg.YColumns, HalfLife: cfg.HalfLife, ShuffleRows: cfg.ShuffleRows,
+		EntropyX: nan, EntropyY: nan, EntropyJoint: nan, MutualInformation: nan, DiME: nan, DiMEStdErr: nan,
+		DiMEAnalytic: nan, EntropyProduct: nan, PValue: nan, EffectiveRows: float64(e.Rows())}
+}
+
+// alerts sets the window's alert from the thresholds.
+func (m *Monitor) alerts(w *Window) {
+	r, c := w.Result, m.cfg
+	if c.AlertAbove != nil && r.DiME > *c.AlertAbove {
+		w.AlertReasons = append(w.AlertReasons, fmt.Sprintf("DiME %.4g above %g", r.DiME, *c.AlertAbove))
+	}
+	if c.AlertBelow != nil && r.DiME < *c.AlertBelow {
+		w.AlertReasons = append(w.AlertReasons, fmt.Sprintf("DiME %.4g below %g", r.DiME, *c.AlertBelow))
+	}
+	if c.AlertP != nil && r.PValue < *c.AlertP {
+		w.AlertReasons = append(w.AlertReasons, fmt.Sprintf("p-value %.3g below %g", r.PValue, *c.AlertP))
+	}
+	w.Alert = len(w.AlertReasons) > 0
+}
