@@ -236,16 +236,25 @@ func (a *Accumulator) Covariance(dst *mat.SymDense) (*mat.SymDense, error) {
 	if err := a.checkRows(); err != nil {
 		return nil, err
 	}
-	p := a.Dim()
+	dst, err := symDst(dst, a.Dim())
+	if err != nil {
+		return nil, err
+	}
+	dst.ScaleSym(1/a.weight, a.sum)
+	return dst, nil
+}
+
+// symDst returns dst ready to receive a p×p matrix: allocated if nil,
+// resized if empty, or an error if it has another size.
+func symDst(dst *mat.SymDense, p int) (*mat.SymDense, error) {
 	switch {
 	case dst == nil:
-		dst = mat.NewSymDense(p, nil)
+		return mat.NewSymDense(p, nil), nil
 	case dst.IsEmpty():
 		dst.ReuseAsSym(p)
 	case dst.SymmetricDim() != p:
 		return nil, fmt.Errorf("%w: destination is %d×%d, want %d×%d", ErrInvalid, dst.SymmetricDim(), dst.SymmetricDim(), p, p)
 	}
-	dst.ScaleSym(1/a.weight, a.sum)
 	return dst, nil
 }
 

@@ -30,13 +30,9 @@ func ProductOfMarginals(dst *mat.SymDense, x, y *Accumulator) (*mat.SymDense, er
 	}
 	D := x.desc.Map.Features
 	p := 2 * D
-	switch {
-	case dst == nil:
-		dst = mat.NewSymDense(p, nil)
-	case dst.IsEmpty():
-		dst.ReuseAsSym(p)
-	case dst.SymmetricDim() != p:
-		return nil, fmt.Errorf("%w: destination is %d×%d, want %d×%d", ErrInvalid, dst.SymmetricDim(), dst.SymmetricDim(), p, p)
+	dst, err := symDst(dst, p)
+	if err != nil {
+		return nil, err
 	}
 	// With C = Σφφᵀ/N and φ = [cos, sin]/√D, the blocks of D·C are CC, CS,
 	// CSᵀ and SS. at(c, i, j) reads the symmetric matrix c from its upper

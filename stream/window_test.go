@@ -107,7 +107,9 @@ func TestResetStartsAfresh(t *testing.T) {
 // TestPValueCalibrated checks the t-approximation of the p-value on 200
 // independent datasets (N = 1500, D = 32, P = 5): the count of p < 0.05 must
 // lie in the binomial 99% interval around 5%. Measured on 300 datasets per
-// setting: 4.7% to 7.0% below 0.05, 0.7% to 2.3% below 0.01. And with the
+// setting: 4.7% to 7.0% below 0.05, 0.7% to 2.3% below 0.01; on 1000
+// datasets of 2500 rows (D = 64 and 256): 5.0% and 5.8% below 0.05, 1.0%
+// and 0.9% below 0.01, none below 0.001. And with the
 // default settings a window of 10,000 clearly dependent rows reaches p < 0.01
 // (measured: 2e-12 for sine, 2e-9 for the toy with 4 nats in d = 20).
 func TestPValueCalibrated(t *testing.T) {

@@ -32,28 +32,12 @@ var compareQuantities = []struct {
 
 func runCompare(e *env, args []string) error {
 	fs := newFlagSet(e, "compare", "FILE --x COLS --y COLS [flags]")
-	var ef estimatorFlags
-	ef.register(fs)
-	var in inputFlags
-	in.register(fs)
-	n := fs.Int("sample", 1024, "rows of the sample both estimators see")
-	force := fs.Bool("force", false, "allow --sample above 8192")
+	var sf sampleFlags
+	sf.register(fs, 1024, "rows of the sample both estimators see")
 	featureList := fs.String("features", "64,256,1024", "comma-separated numbers D of RFF frequencies")
 	variantName := fs.String("variant", "plain", "RFF frequencies: plain or orthogonal")
 	plotPath := fs.String("plot", "", "draw |RFF − exact| against D on log-log axes to this .png or .svg file")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	path, err := onePath("compare", pos)
-	if err != nil {
-		return err
-	}
-	xcols, ycols, err := ef.views()
-	if err != nil {
-		return err
-	}
-	ecfg, err := ef.exactConfig()
+	path, xcols, ycols, ecfg, err := sf.parse(fs, "compare", args)
 	if err != nil {
 		return err
 	}
@@ -76,11 +60,8 @@ func runCompare(e *env, args []string) error {
 	if err := checkPlotPath(*plotPath); err != nil {
 		return err
 	}
-	if err := checkSampleSize(*n, *force); err != nil {
-		return err
-	}
 	start := time.Now()
-	s, err := readSample(e, &in, path, xcols, ycols, *n, ef.seed, ef.progress)
+	s, err := sf.read(e, path, xcols, ycols)
 	if err != nil {
 		return err
 	}
@@ -115,7 +96,7 @@ func runCompare(e *env, args []string) error {
 			return err
 		}
 	}
-	if ef.asJSON {
+	if sf.est.asJSON {
 		return writeJSON(e.stdout, out)
 	}
 	return writeCompareTable(e, out)

@@ -8,30 +8,11 @@ import (
 
 func runExact(e *env, args []string) error {
 	fs := newFlagSet(e, "exact", "FILE --x COLS --y COLS [flags]")
-	var ef estimatorFlags
-	ef.register(fs)
-	var in inputFlags
-	in.register(fs)
-	n := fs.Int("sample", 1024, "rows of the exact estimate: a seeded uniform sample when the input has more")
-	force := fs.Bool("force", false, "allow --sample above 8192 (O(n³) time, 8n² bytes per matrix)")
+	var sf sampleFlags
+	sf.register(fs, 1024, "rows of the exact estimate: a seeded uniform sample when the input has more")
 	testPerms := fs.Int("test-permutations", 0, "null replicates B of the independence test (p >= 1/(B+1)); 0 uses the P permutations of DiME, more costs B-P eigenproblems")
-	pos, err := parseFlags(fs, args)
+	path, xcols, ycols, cfg, err := sf.parse(fs, "exact", args)
 	if err != nil {
-		return err
-	}
-	path, err := onePath("exact", pos)
-	if err != nil {
-		return err
-	}
-	xcols, ycols, err := ef.views()
-	if err != nil {
-		return err
-	}
-	cfg, err := ef.exactConfig()
-	if err != nil {
-		return err
-	}
-	if err := checkSampleSize(*n, *force); err != nil {
 		return err
 	}
 	if *testPerms < 0 || *testPerms > 100000 {
@@ -39,7 +20,7 @@ func runExact(e *env, args []string) error {
 	}
 	cfg.TestPermutations = *testPerms
 	start := time.Now()
-	s, err := readSample(e, &in, path, xcols, ycols, *n, ef.seed, ef.progress)
+	s, err := sf.read(e, path, xcols, ycols)
 	if err != nil {
 		return err
 	}
@@ -49,5 +30,5 @@ func runExact(e *env, args []string) error {
 	}
 	rep := exactReport(res, cfg, xcols, ycols, time.Since(start))
 	rep.Input, rep.SampledFrom, rep.SkippedRows = describeSample(path, s), s.seen, s.skipped
-	return printReport(e.stdout, rep, ef.asJSON)
+	return printReport(e.stdout, rep, sf.est.asJSON)
 }

@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dime-project/dime/exact"
 	dimeio "github.com/dime-project/dime/io"
 )
 
@@ -145,4 +146,44 @@ func describeSample(path string, s sample) string {
 		return fmt.Sprintf("%s (random sample of %d of %d rows)", path, rows, s.seen)
 	}
 	return path
+}
+
+// sampleFlags are the flags of the commands that work on a sample of the
+// input with the exact estimator: exact, compare and sweep.
+type sampleFlags struct {
+	est   estimatorFlags
+	in    inputFlags
+	n     int
+	force bool
+}
+
+func (f *sampleFlags) register(fs *flagSet, defaultN int, help string) {
+	f.est.register(fs)
+	f.in.register(fs)
+	fs.IntVar(&f.n, "sample", defaultN, help)
+	fs.BoolVar(&f.force, "force", false, "allow --sample above 8192 (O(n³) time, 8n² bytes per matrix)")
+}
+
+// parse parses the command line and checks everything the sample commands
+// share, before any input is read.
+func (f *sampleFlags) parse(fs *flagSet, command string, args []string) (path string, xcols, ycols []string, cfg exact.Config, err error) {
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return "", nil, nil, cfg, err
+	}
+	if path, err = onePath(command, pos); err != nil {
+		return "", nil, nil, cfg, err
+	}
+	if xcols, ycols, err = f.est.views(); err != nil {
+		return "", nil, nil, cfg, err
+	}
+	if cfg, err = f.est.exactConfig(); err != nil {
+		return "", nil, nil, cfg, err
+	}
+	return path, xcols, ycols, cfg, checkSampleSize(f.n, f.force)
+}
+
+// read reads the sample.
+func (f *sampleFlags) read(e *env, path string, xcols, ycols []string) (sample, error) {
+	return readSample(e, &f.in, path, xcols, ycols, f.n, f.est.seed, f.est.progress)
 }

@@ -36,39 +36,20 @@ type sweepOutput struct {
 
 func runSweep(e *env, args []string) error {
 	fs := newFlagSet(e, "sweep", "FILE --x COLS --y COLS [flags]")
-	var ef estimatorFlags
-	ef.register(fs)
-	var in inputFlags
-	in.register(fs)
-	n := fs.Int("sample", exact.AutoSampleRows, "rows of the sample (each point costs P+3 eigenproblems of this size)")
-	force := fs.Bool("force", false, "allow --sample above 8192")
+	var sf sampleFlags
+	sf.register(fs, exact.AutoSampleRows, "rows of the sample (each point costs P+3 eigenproblems of this size)")
 	plotPath := fs.String("plot", "", "draw DiME and MI against sigma to this .png or .svg file")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	path, err := onePath("sweep", pos)
-	if err != nil {
-		return err
-	}
-	xcols, ycols, err := ef.views()
-	if err != nil {
-		return err
-	}
-	cfg, err := ef.exactConfig()
+	path, xcols, ycols, cfg, err := sf.parse(fs, "sweep", args)
 	if err != nil {
 		return err
 	}
 	if err := checkPlotPath(*plotPath); err != nil {
 		return err
 	}
-	if err := checkSampleSize(*n, *force); err != nil {
-		return err
-	}
 	// Sweep every view whose rule is auto, both when none is (the default
 	// --sigma fixed): sigma = scale × sqrt(d/2) over the auto rule's grid.
 	start := time.Now()
-	s, err := readSample(e, &in, path, xcols, ycols, *n, ef.seed, ef.progress)
+	s, err := sf.read(e, path, xcols, ycols)
 	if err != nil {
 		return err
 	}
@@ -93,7 +74,7 @@ func runSweep(e *env, args []string) error {
 			return err
 		}
 	}
-	if ef.asJSON {
+	if sf.est.asJSON {
 		return writeJSON(e.stdout, out)
 	}
 	fmt.Fprintf(e.stdout, "input: %s\n%s kernel, alpha %g, P = %d; sigma = scale × sqrt(d/2) per view\n\n", out.Input, out.Kernel, out.Alpha, out.Permutations)
