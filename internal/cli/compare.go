@@ -49,6 +49,9 @@ func runCompare(e *env, args []string) error {
 		if D > rff.MaxFeatures {
 			return usagef("--features %d: want at most %d", D, rff.MaxFeatures)
 		}
+		if err := checkRFFMemory(D, ecfg.Permutations); err != nil {
+			return err
+		}
 	}
 	variant, err := rff.ParseVariant(*variantName)
 	if err != nil {

@@ -346,6 +346,8 @@ func TestBadInputs(t *testing.T) {
 		{"sigma negative", base(good, "--sigma-x", "-3"), 2, []string{"--sigma-x"}},
 		{"sigma word", base(good, "--sigma", "wide"), 2, []string{"--sigma"}},
 		{"features zero", base(good, "--features", "0"), 2, []string{"--features"}},
+		{"features beyond memory", base(good, "--features", "60000"), 2, []string{"--features 60000", "GiB"}},
+		{"sample beyond memory", []string{"exact", good, "--x", "x0", "--y", "y0", "--sample", "1000000", "--force"}, 2, []string{"--sample", "GiB"}},
 		{"permutations zero", base(good, "--permutations", "0"), 2, []string{"--permutations"}},
 		{"bad kernel", base(good, "--kernel", "rbf"), 2, []string{"--kernel"}},
 		{"orthogonal laplacian", base(good, "--kernel", "laplacian", "--variant", "orthogonal"), 2, []string{"orthogonal"}},

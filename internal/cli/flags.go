@@ -149,6 +149,9 @@ func (f *estimatorFlags) streamConfig(xcols, ycols []string) (stream.Config, err
 	if f.shuffle < 0 {
 		return stream.Config{}, usagef("--shuffle-buffer %d: want 0 or more rows", f.shuffle)
 	}
+	if err := checkRFFMemory(f.features, f.permutations); err != nil {
+		return stream.Config{}, err
+	}
 	return stream.Config{
 		Kernel: kern, Alpha: f.alpha, BandwidthX: bx, BandwidthY: by,
 		Features: f.features, Variant: variant, Permutations: f.permutations, Seed: f.seed,

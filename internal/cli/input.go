@@ -136,7 +136,7 @@ func checkSampleSize(n int, force bool) error {
 	case n > limit && !force:
 		return usagef("--sample %d: the exact estimator costs O(n³) time and %d MB per n×n matrix; above %d add --force", n, 8*n*n>>20, limit)
 	}
-	return nil
+	return checkMemory(fmt.Sprintf("--sample %d", n), exactMemory(n), "lower --sample")
 }
 
 // describeSample says what the exact commands looked at.
