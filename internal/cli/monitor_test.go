@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -243,7 +244,7 @@ func timedStream(t *testing.T, secs []int64) []byte {
 func TestMonitorSignalFlushes(t *testing.T) {
 	cmd := exec.Command(dimeBinary, append([]string{"monitor", "-", "--window-rows", "1000"}, monitorFlags...)...)
 	stdin, _ := cmd.StdinPipe()
-	var out, errb bytes.Buffer
+	var out, errb syncBuffer // read here while the command writes
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -266,4 +267,22 @@ func TestMonitorSignalFlushes(t *testing.T) {
 		t.Errorf("SIGINT: %v, stderr %q, windows %v", err, errb.String(), ws)
 	}
 	stdin.Close()
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a command writes to it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
