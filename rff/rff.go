@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/dime-project/dime/exact"
 )
 
@@ -283,11 +285,7 @@ func (m *Map) Transform(dst, x []float64, n int) ([]float64, error) {
 		row := dst[i*p : (i+1)*p]
 		theta := row[:D]
 		m.phases(theta, x[i*d:(i+1)*d])
-		for j, t := range theta {
-			s, c := math.Sincos(t)
-			row[j] = c * scale
-			row[D+j] = s * scale
-		}
+		sincosScaled(row[:D], row[D:], theta, scale)
 	}
 	return dst, nil
 }
@@ -300,9 +298,6 @@ func (m *Map) phases(theta, x []float64) {
 		if xk == 0 {
 			continue
 		}
-		wk := m.w[k*D : (k+1)*D]
-		for j, v := range wk {
-			theta[j] += xk * v
-		}
+		floats.AddScaled(theta, xk, m.w[k*D:(k+1)*D])
 	}
 }
