@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rff"
@@ -69,6 +70,29 @@ type Config struct {
 	// XColumns and YColumns optionally name the columns of each view. They
 	// are reported in Results, recorded in states, and must match to merge.
 	XColumns, YColumns []string
+	// Workers is the number of goroutines that add the rows of a shuffle
+	// scope in parallel, each into its own set of P+3 accumulators, merged
+	// into the estimator's at the end of the scope: memory grows by
+	// (Workers−1)·(P+3)·(2D)²·8 bytes (16 MiB per extra worker at the
+	// defaults). 0 (the default) means min(GOMAXPROCS, DefaultMaxWorkers).
+	// Results depend on it only through the order of floating-point sums
+	// (about 1e-15); it is not part of a saved state.
+	Workers int
+}
+
+// DefaultMaxWorkers bounds the default number of workers (Config.Workers =
+// 0), which each hold a set of accumulators: set Workers to use more cores.
+const DefaultMaxWorkers = 8
+
+// MaxWorkers bounds Config.Workers.
+const MaxWorkers = 1024
+
+// workers returns the number of workers to use.
+func (c Config) workers() int {
+	if c.Workers > 0 {
+		return c.Workers
+	}
+	return max(1, min(runtime.GOMAXPROCS(0), DefaultMaxWorkers))
 }
 
 // DefaultPilotRows is the default Config.PilotRows: the median heuristic
@@ -110,6 +134,8 @@ func (c Config) Validate() error {
 		return invalidf("permutations must be 1 to %d, got %d", MaxPermutations, c.Permutations)
 	case c.ShuffleRows < 0:
 		return invalidf("shuffle rows must be >= 0, got %d", c.ShuffleRows)
+	case c.Workers < 0 || c.Workers > MaxWorkers:
+		return invalidf("workers must be 0 (automatic) to %d, got %d", MaxWorkers, c.Workers)
 	case c.Variant == rff.Orthogonal && c.Kernel != exact.Gaussian:
 		return invalidf("orthogonal features need the gaussian kernel, not %v", c.Kernel)
 	}

@@ -38,6 +38,20 @@
 // paired with itself. Each row's features are computed once per view; joint
 // and permuted features come from them without further sin or cos.
 //
+// # Parallelism
+//
+// A scope of n rows is cut into W contiguous segments of its random order
+// (W = min(Config.Workers, n/512); Workers defaults to GOMAXPROCS, at most
+// DefaultMaxWorkers), added in parallel by W goroutines, each with its own
+// accumulators and buffers (a segment also maps the Y rows of the P
+// positions after it, which its shifted pairs need), and merged into the
+// estimator's accumulators in segment order at the end of the scope. The
+// pairs, the weights and hence the estimate are the same whatever W, up to
+// the order of floating-point sums (about 1e-15 nats, TestWorkersAgree); an
+// estimator always cuts a scope the same way, so block sizes, saved states
+// and restores give bit-identical results. Add does not allocate in steady
+// state. The P + 4 entropies of a Result are computed concurrently too.
+//
 // # Bandwidths
 //
 // Each view's bandwidth is explicit, fixed (√(d/2), the paper's), median (the
