@@ -3,6 +3,7 @@ package cli
 import (
 	"time"
 
+	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/stream"
 )
 
@@ -36,9 +37,14 @@ func runScore(e *env, args []string) error {
 	}
 	cfg.PilotRows = *pilot
 	start := time.Now()
-	r, err := in.open(e, path, xcols, ycols)
+	opts, err := in.options(xcols, ycols)
 	if err != nil {
 		return err
+	}
+	opts.Prefetch = true // decode the next batch while the estimator adds this one
+	r, err := dimeio.Open(path, e.stdin, opts)
+	if err != nil {
+		return inputError(err)
 	}
 	defer r.Close()
 	est, err := stream.New(r.DimX(), r.DimY(), cfg)
