@@ -71,18 +71,13 @@ type Config struct {
 	// are reported in Results, recorded in states, and must match to merge.
 	XColumns, YColumns []string
 	// Workers is the number of goroutines that add the rows of a shuffle
-	// scope in parallel, each into its own set of P+3 accumulators, merged
-	// into the estimator's at the end of the scope: memory grows by
-	// (Workers−1)·(P+3)·(2D)²·8 bytes (16 MiB per extra worker at the
-	// defaults). 0 (the default) means min(GOMAXPROCS, DefaultMaxWorkers).
-	// Results depend on it only through the order of floating-point sums
-	// (about 1e-15); it is not part of a saved state.
+	// scope: they map the rows of each chunk to features and share out the
+	// rank-k updates of the P+3 accumulators. Each holds about 256·2D
+	// float64 of scratch (0.5 MiB at the defaults), no accumulator of its
+	// own. 0 (the default) means GOMAXPROCS. Results are bit-identical for
+	// any number of workers; it is not part of a saved state.
 	Workers int
 }
-
-// DefaultMaxWorkers bounds the default number of workers (Config.Workers =
-// 0), which each hold a set of accumulators: set Workers to use more cores.
-const DefaultMaxWorkers = 8
 
 // MaxWorkers bounds Config.Workers.
 const MaxWorkers = 1024
@@ -92,7 +87,7 @@ func (c Config) workers() int {
 	if c.Workers > 0 {
 		return c.Workers
 	}
-	return max(1, min(runtime.GOMAXPROCS(0), DefaultMaxWorkers))
+	return runtime.GOMAXPROCS(0)
 }
 
 // DefaultPilotRows is the default Config.PilotRows: the median heuristic

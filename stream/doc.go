@@ -40,17 +40,14 @@
 //
 // # Parallelism
 //
-// A scope of n rows is cut into W contiguous segments of its random order
-// (W = min(Config.Workers, n/512); Workers defaults to GOMAXPROCS, at most
-// DefaultMaxWorkers), added in parallel by W goroutines, each with its own
-// accumulators and buffers (a segment also maps the Y rows of the P
-// positions after it, which its shifted pairs need), and merged into the
-// estimator's accumulators in segment order at the end of the scope. The
-// pairs, the weights and hence the estimate are the same whatever W, up to
-// the order of floating-point sums (about 1e-15 nats, TestWorkersAgree); an
-// estimator always cuts a scope the same way, so block sizes, saved states
-// and restores give bit-identical results. Add does not allocate in steady
-// state. The P + 4 entropies of a Result are computed concurrently too.
+// Config.Workers goroutines (GOMAXPROCS by default) add a scope together,
+// chunk by chunk (256 positions): they map the chunk's rows to features,
+// 32 rows per task, and share out the P+3 rank-k updates, one accumulator per
+// task, while the next chunk is mapped. No accumulator is duplicated, and
+// each receives the same updates in the same order whoever computes them:
+// results are bit-identical for any number of workers (TestWorkersAgree),
+// and memory does not grow with them. Add does not allocate in steady state.
+// The P + 4 entropies of a Result are computed concurrently too.
 //
 // # Bandwidths
 //

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -24,10 +24,11 @@ type Estimator struct {
 	pair           *rff.Pair // nil until the bandwidths are resolved
 	x, y, xy       *covariance.Accumulator
 	perm           []*covariance.Accumulator
-	shuffleSrc     *rand.PCG  // reseeded for each scope (scopeSeed)
-	shuffle        *rand.Rand // draws from shuffleSrc
-	rows           int64      // rows added, including rows still pending
-	skipped        int64      // rows dropped upstream, reported in Result
+	accs           []*covariance.Accumulator // x, y, xy, perm...
+	shuffleSrc     *rand.PCG                 // reseeded for each scope (scopeSeed)
+	shuffle        *rand.Rand                // draws from shuffleSrc
+	rows           int64                     // rows added, including rows still pending
+	skipped        int64                     // rows dropped upstream, reported in Result
 
 	// Rows held back to resolve data-dependent bandwidths.
 	pilotX, pilotY []float64
@@ -38,20 +39,28 @@ type Estimator struct {
 	pending      int
 
 	// Scratch, reused: the scope's random order, the weights of a decaying
-	// scope, the permutations' shifts and the Y features of the last row of
-	// the previous scope.
+	// scope, the permutations' shifts, the Y features of the last row of the
+	// previous scope, and two buffers for the features of a chunk (X of its
+	// positions, Y of its positions and of the S after them) and the √w of
+	// its rows.
 	order      []int
 	sqrtWeight []float64 // √w of each row of a decaying scope, by arrival
 	shifts     []int
-	lastY      []float64 // Y features of the last row of the previous scope
+	lastY      []float64
 	haveLastY  bool
+	px, py     [2][]float64
+	weights    [2][]float64
 
-	// The scope being added and the lanes that add it in parallel; lanes[0]
-	// adds into x, y, xy and perm, the others into their own accumulators.
-	scope   scope
-	lanes   []*lane
-	workers int // Config.workers() when the estimator was made
-	wg      sync.WaitGroup
+	// The scope being added, its chunks being accumulated (cur) and mapped
+	// (next), and the workers that share the work (see workers.go).
+	scope           scope
+	cur, next       chunk
+	pool            []*worker
+	workers         int          // Config.workers() when the estimator was made
+	tasks, accTasks int          // tasks of the current step, accumulate tasks first
+	taken           atomic.Int32 // tasks of the current step taken so far
+	busy            atomic.Int32 // worker goroutines still in the current step
+	done            signal       // notified when busy reaches 0
 }
 
 // New returns an estimator for views of dimX and dimY columns. With fixed or
@@ -110,12 +119,19 @@ func (e *Estimator) start(sigmaX, sigmaY float64) error {
 	for k := range e.perm {
 		e.perm[k], _ = covariance.New(covariance.Description{Map: spec, Part: covariance.PartPermuted, Index: k})
 	}
-	e.lastY = make([]float64, 2*cfg.Features)
-	e.shifts = make([]int, cfg.Permutations)
-	main := e.newLane()
-	main.x, main.y, main.xy, main.perm = e.x, e.y, e.xy, e.perm
-	main.accs = append([]*covariance.Accumulator{e.x, e.y, e.xy}, e.perm...)
-	e.lanes = []*lane{main}
+	e.accs = append([]*covariance.Accumulator{e.x, e.y, e.xy}, e.perm...)
+	p, P := 2*cfg.Features, cfg.Permutations
+	for i := range e.px {
+		e.px[i] = make([]float64, chunkRows*p)
+		e.py[i] = make([]float64, (chunkRows+P)*p)
+		if cfg.HalfLife > 0 {
+			e.weights[i] = make([]float64, chunkRows)
+		}
+	}
+	e.lastY = make([]float64, p)
+	e.shifts = make([]int, P)
+	e.pool = []*worker{e.newWorker(0)}
+	e.done = newSignal()
 	return nil
 }
 
@@ -278,10 +294,11 @@ func mix(x uint64) uint64 {
 // (cyclically), s_k = 1 + (k−1) mod (n−1): a random derangement, no row
 // paired with itself.
 //
-// The positions are cut into W contiguous segments (lanes), added in parallel
-// (see lane), and the lanes' accumulators are merged into the estimator's in
-// lane order: the result depends on W only through the order of
-// floating-point sums.
+// Rows are mapped in chunks of positions, and the Y features of the S =
+// max s_k positions after a chunk are kept for the next chunk, so that each
+// row's features are computed once (and those of the first S positions once
+// more for the wrap). Chunks are added by parallel workers (workers.go),
+// with results that do not depend on their number.
 func (e *Estimator) processScope(x, y []float64, n int) error {
 	if cap(e.order) < n {
 		e.order = make([]int, n)
@@ -298,7 +315,7 @@ func (e *Estimator) processScope(x, y []float64, n int) error {
 		// Every row so far loses the weight of n more rows; the rows of this
 		// scope weigh 2^(−(n−1−i)/h) by their arrival i in the scope.
 		f := math.Exp2(-float64(n) / e.cfg.HalfLife)
-		for _, a := range e.lanes[0].accs {
+		for _, a := range e.accs {
 			if err := a.Scale(f); err != nil {
 				return err
 			}
@@ -318,8 +335,23 @@ func (e *Estimator) processScope(x, y []float64, n int) error {
 			S = max(S, e.shifts[k])
 		}
 	}
-	e.scope = scope{x: x, y: y, n: n, order: order, shift: S, decay: decay}
-	return e.addLanes(e.laneCount(n))
+	W := e.workerCount(n)
+	e.scope = scope{x: x, y: y, n: n, order: order, shift: S, decay: decay, workers: W}
+	err := e.addScope(W)
+	e.scope = scope{} // do not hold on to the caller's rows
+	return err
+}
+
+// scope is the shuffle scope being added: its rows, their random order, the
+// largest shift S of the permutations, whether rows are weighted, and the
+// number of workers adding it.
+type scope struct {
+	x, y    []float64
+	n       int
+	order   []int
+	shift   int
+	decay   bool
+	workers int
 }
 
 // Reset forgets every row, keeping the feature maps, the bandwidths and the
@@ -328,7 +360,7 @@ func (e *Estimator) processScope(x, y []float64, n int) error {
 // count them.
 func (e *Estimator) Reset() {
 	if e.Started() {
-		for _, a := range e.lanes[0].accs {
+		for _, a := range e.accs {
 			a.Reset()
 		}
 	}
