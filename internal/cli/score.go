@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"runtime/debug"
 	"time"
 
 	dimeio "github.com/dime-project/dime/io"
@@ -36,6 +38,15 @@ func runScore(e *env, args []string) error {
 		return usagef("--pilot-rows %d: want at least 2", *pilot)
 	}
 	cfg.PilotRows = *pilot
+	if _, set := os.LookupEnv("GOGC"); !set {
+		// score keeps a fixed working set (accumulators, feature buffers,
+		// the reader's pages and blocks: about 50 MB at the defaults) and
+		// streams the garbage of every record batch through it; at Go's
+		// default GOGC=100 the heap grows to twice the working set between
+		// collections. 50 lowered the peak RSS from 142 to 121 MB on 200k
+		// rows (D = 256, P = 5, OpenBLAS) at no measurable cost.
+		defer debug.SetGCPercent(debug.SetGCPercent(50))
+	}
 	start := time.Now()
 	opts, err := in.options(xcols, ycols)
 	if err != nil {
