@@ -28,8 +28,8 @@ import (
 // Metrics: rows/s of the estimator (extraction, features, joint features,
 // rank-k updates, merges of the workers' accumulators, the Result);
 // syrk-rows/s, the rate of the rank-k updates alone (the same P+3
-// accumulators, the same chunks of chunkRows feature rows shared out to the
-// same workers, measured in the same iteration right after the estimator's
+// accumulators, the same chunks of chunkRows feature rows, shared out to the
+// same workers; measured in the same iteration right after the estimator's
 // pass); and ratio, the first over the second.
 func BenchmarkEstimatorAdd(b *testing.B) {
 	const d, batches = 10, 16
@@ -84,13 +84,11 @@ func BenchmarkEstimatorAdd(b *testing.B) {
 	}
 }
 
-// syrkOnly times the rank-k updates alone of scopes of scopeRows rows: as
-// many goroutines as the estimator uses workers for such a scope add, chunk
-// by chunk, chunkRows feature rows to accumulators j = i, i+W, … (an even
-// share when W divides P+3), from buffers like the estimator's (px, py, a
-// worker's joint buffer), without mapping features and without waiting for
-// each other between chunks (the estimator's synchronization per chunk
-// counts as its overhead). The estimator's accumulators are then emptied.
+// syrkOnly times the rank-k updates alone of scopes of scopeRows rows: the
+// workers that the estimator uses for such a scope add, chunk by chunk,
+// chunkRows feature rows to the accumulators they own (j mod W), from their
+// own buffers (px, py, joint) as addOwned does, without mapping features.
+// The estimator's accumulators are then emptied.
 func syrkOnly(e *Estimator, scopeRows, scopes int) time.Duration {
 	workers := e.pool[:e.workerCount(scopeRows)]
 	W := len(workers)
@@ -102,9 +100,9 @@ func syrkOnly(e *Estimator, scopeRows, scopes int) time.Duration {
 				phi := w.joint[:rows*p]
 				switch j {
 				case 0:
-					phi = e.px[0][:rows*p]
+					phi = w.px[:rows*p]
 				case 1:
-					phi = e.py[0][:rows*p]
+					phi = w.py[:rows*p]
 				}
 				e.accs[j].Add(phi, rows)
 			}

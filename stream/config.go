@@ -71,9 +71,9 @@ type Config struct {
 	// are reported in Results, recorded in states, and must match to merge.
 	XColumns, YColumns []string
 	// Workers is the number of goroutines that add the rows of a shuffle
-	// scope: they map the rows of each chunk to features and share out the
-	// rank-k updates of the P+3 accumulators. Each holds about 256·2D
-	// float64 of scratch (0.5 MiB at the defaults), no accumulator of its
+	// scope. They share out the P+3 accumulators (so at most P+3 are used)
+	// and each maps every row of the scope itself, with about 3·256·2D
+	// float64 of buffers (1.5 MiB at the defaults) and no accumulator of its
 	// own. 0 (the default) means GOMAXPROCS. Results are bit-identical for
 	// any number of workers; it is not part of a saved state.
 	Workers int

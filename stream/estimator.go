@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync/atomic"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -39,28 +39,19 @@ type Estimator struct {
 	pending      int
 
 	// Scratch, reused: the scope's random order, the weights of a decaying
-	// scope, the permutations' shifts, the Y features of the last row of the
-	// previous scope, and two buffers for the features of a chunk (X of its
-	// positions, Y of its positions and of the S after them) and the √w of
-	// its rows.
+	// scope, the permutations' shifts and the Y features of the last row of
+	// the previous scope.
 	order      []int
 	sqrtWeight []float64 // √w of each row of a decaying scope, by arrival
 	shifts     []int
 	lastY      []float64
 	haveLastY  bool
-	px, py     [2][]float64
-	weights    [2][]float64
 
-	// The scope being added, its chunks being accumulated (cur) and mapped
-	// (next), and the workers that share the work (see workers.go).
-	scope           scope
-	cur, next       chunk
-	pool            []*worker
-	workers         int          // Config.workers() when the estimator was made
-	tasks, accTasks int          // tasks of the current step, accumulate tasks first
-	taken           atomic.Int32 // tasks of the current step taken so far
-	busy            atomic.Int32 // worker goroutines still in the current step
-	done            signal       // notified when busy reaches 0
+	// The scope being added and the workers that add it (see workers.go).
+	scope   scope
+	pool    []*worker
+	workers int // Config.workers() when the estimator was made
+	wg      sync.WaitGroup
 }
 
 // New returns an estimator for views of dimX and dimY columns. With fixed or
@@ -120,18 +111,9 @@ func (e *Estimator) start(sigmaX, sigmaY float64) error {
 		e.perm[k], _ = covariance.New(covariance.Description{Map: spec, Part: covariance.PartPermuted, Index: k})
 	}
 	e.accs = append([]*covariance.Accumulator{e.x, e.y, e.xy}, e.perm...)
-	p, P := 2*cfg.Features, cfg.Permutations
-	for i := range e.px {
-		e.px[i] = make([]float64, chunkRows*p)
-		e.py[i] = make([]float64, (chunkRows+P)*p)
-		if cfg.HalfLife > 0 {
-			e.weights[i] = make([]float64, chunkRows)
-		}
-	}
-	e.lastY = make([]float64, p)
-	e.shifts = make([]int, P)
+	e.lastY = make([]float64, 2*cfg.Features)
+	e.shifts = make([]int, cfg.Permutations)
 	e.pool = []*worker{e.newWorker(0)}
-	e.done = newSignal()
 	return nil
 }
 
@@ -296,9 +278,10 @@ func mix(x uint64) uint64 {
 //
 // Rows are mapped in chunks of positions, and the Y features of the S =
 // max s_k positions after a chunk are kept for the next chunk, so that each
-// row's features are computed once (and those of the first S positions once
-// more for the wrap). Chunks are added by parallel workers (workers.go),
-// with results that do not depend on their number.
+// row's features are computed once per worker (and those of the first S
+// positions once more for the wrap). Parallel workers share out the
+// accumulators (workers.go), with results that do not depend on their
+// number.
 func (e *Estimator) processScope(x, y []float64, n int) error {
 	if cap(e.order) < n {
 		e.order = make([]int, n)
@@ -335,9 +318,8 @@ func (e *Estimator) processScope(x, y []float64, n int) error {
 			S = max(S, e.shifts[k])
 		}
 	}
-	W := e.workerCount(n)
-	e.scope = scope{x: x, y: y, n: n, order: order, shift: S, decay: decay, workers: W}
-	err := e.addScope(W)
+	e.scope = scope{x: x, y: y, n: n, order: order, shift: S, decay: decay, workers: e.workerCount(n)}
+	err := e.addScope()
 	e.scope = scope{} // do not hold on to the caller's rows
 	return err
 }
