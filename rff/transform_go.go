@@ -8,3 +8,6 @@ const nativeTransform = false
 
 // transformNative is never used in this build.
 func (m *Map) transformNative(dst, x []float64, n int, scale float64) bool { return false }
+
+// jointNative is never used in this build.
+func jointNative(dst, px, py []float64, n, features int, scale float64) bool { return false }
