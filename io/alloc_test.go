@@ -15,7 +15,9 @@ import (
 )
 
 // Nothing leaks, in any format, whether the input is read to the end, to an
-// error, or closed early (before or after the first block), once or twice.
+// error, or closed early (before or after the first block), once or twice,
+// with and without Prefetch (whose goroutine may be reading when Close
+// comes).
 func TestNoLeaks(t *testing.T) {
 	dir := t.TempDir()
 	const rows, d = 1000, 4
@@ -45,19 +47,24 @@ func TestNoLeaks(t *testing.T) {
 
 	for name, path := range paths {
 		for _, tc := range []struct {
-			what  string
-			steps int // blocks read before Close; -1: to the end
-			y     []string
+			what     string
+			steps    int // blocks read before Close; -1: to the end
+			y        []string
+			prefetch bool
 		}{
-			{"to the end", -1, []string{"c"}},
-			{"no block", 0, []string{"c"}},
-			{"one block", 1, []string{"c"}},
-			{"three blocks", 3, []string{"d", "c"}},
+			{"to the end", -1, []string{"c"}, false},
+			{"no block", 0, []string{"c"}, false},
+			{"one block", 1, []string{"c"}, false},
+			{"three blocks", 3, []string{"d", "c"}, false},
+			{"prefetch to the end", -1, []string{"c"}, true},
+			{"prefetch no block", 0, []string{"c"}, true},
+			{"prefetch one block", 1, []string{"c"}, true},
+			{"prefetch three blocks", 3, []string{"d", "c"}, true},
 		} {
 			t.Run(fmt.Sprintf("%s/%s", name, tc.what), func(t *testing.T) {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				defer mem.AssertSize(t, 0)
-				r, err := dimeio.Open(path, nil, dimeio.Options{X: []string{"b", "a"}, Y: tc.y, BatchSize: 100, Allocator: mem})
+				r, err := dimeio.Open(path, nil, dimeio.Options{X: []string{"b", "a"}, Y: tc.y, BatchSize: 100, Allocator: mem, Prefetch: tc.prefetch})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -80,16 +87,96 @@ func TestNoLeaks(t *testing.T) {
 	}
 	// The same from stdin.
 	for _, ext := range []string{".arrows", ".csv"} {
-		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		data, _ := os.ReadFile(paths[ext])
-		r, err := dimeio.Open("-", bytes.NewReader(data), dimeio.Options{Format: map[string]dimeio.Format{".arrows": dimeio.IPCStream, ".csv": dimeio.CSV}[ext],
-			X: []string{"a"}, Y: []string{"b"}, BatchSize: 100, Allocator: mem})
+		for _, prefetch := range []bool{false, true} {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			data, _ := os.ReadFile(paths[ext])
+			r, err := dimeio.Open("-", bytes.NewReader(data), dimeio.Options{Format: map[string]dimeio.Format{".arrows": dimeio.IPCStream, ".csv": dimeio.CSV}[ext],
+				X: []string{"a"}, Y: []string{"b"}, BatchSize: 100, Allocator: mem, Prefetch: prefetch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Next()
+			r.Close()
+			mem.AssertSize(t, 0)
+		}
+	}
+}
+
+// Prefetch gives the same blocks, counts and errors as reading in step, in
+// every format, block by block: clean files, a file whose invalid rows are
+// skipped, and one that stops with an invalid value.
+func TestPrefetchSameBlocks(t *testing.T) {
+	dir := t.TempDir()
+	const rows, d = 1000, 4
+	m := testMatrix(rows, d, 9)
+	names := []string{"a", "b", "c", "d"}
+	var paths []string
+	for _, ext := range []string{".parquet", ".arrow", ".arrows", ".csv"} {
+		path := filepath.Join(dir, "m"+ext)
+		w, err := dimeio.Create(path, dimeio.Auto, names, dimeio.WriterOptions{BatchRows: 96, RowGroupRows: 96})
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.Next()
-		r.Close()
-		mem.AssertSize(t, 0)
+		w.Write(m, rows)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
+	}
+	text, err := os.ReadFile(paths[3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(text, []byte("\n"))
+	for _, i := range []int{5, 300, 301, 640} {
+		lines[i+1] = []byte("1,,3,4\n") // a null in b
+	}
+	paths = append(paths, writeBytes(t, dir, "nulls.csv", bytes.Join(lines, nil)))
+	type step struct {
+		rows              int
+		x, y              []float64
+		rowsRead, skipped int64
+	}
+	read := func(path string, skip, prefetch bool) ([]step, error) {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		r, err := dimeio.Open(path, nil, dimeio.Options{X: []string{"b", "a"}, Y: []string{"d"}, BatchSize: 70, SkipInvalid: skip, Allocator: mem, Prefetch: prefetch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		var steps []step
+		for r.Next() {
+			steps = append(steps, step{r.Rows(), append([]float64(nil), r.X()...), append([]float64(nil), r.Y()...), r.RowsRead(), r.Skipped()})
+		}
+		steps = append(steps, step{rowsRead: r.RowsRead(), skipped: r.Skipped()})
+		return steps, r.Err()
+	}
+	for _, path := range paths {
+		for _, skip := range []bool{false, true} {
+			want, wantErr := read(path, skip, false)
+			got, gotErr := read(path, skip, true)
+			name := fmt.Sprintf("%s skip=%v", filepath.Base(path), skip)
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+				t.Errorf("%s: error %v with Prefetch, %v without", name, gotErr, wantErr)
+			}
+			if len(got) != len(want) {
+				t.Errorf("%s: %d blocks with Prefetch, %d without", name, len(got)-1, len(want)-1)
+				continue
+			}
+			for i := range want {
+				g, w := got[i], want[i]
+				_, okX := sameBits(g.x, w.x)
+				_, okY := sameBits(g.y, w.y)
+				if g.rows != w.rows || !okX || !okY || g.rowsRead != w.rowsRead || g.skipped != w.skipped {
+					t.Errorf("%s: block %d: %d rows (read %d, skipped %d) with Prefetch, %d (%d, %d) without, or other values",
+						name, i, g.rows, g.rowsRead, g.skipped, w.rows, w.rowsRead, w.skipped)
+				}
+			}
+			if filepath.Base(path) == "nulls.csv" && (skip != (wantErr == nil) || (skip && want[len(want)-1].skipped != 4)) {
+				t.Errorf("%s: error %v, skipped %d", name, wantErr, want[len(want)-1].skipped)
+			}
+		}
 	}
 }
 

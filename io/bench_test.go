@@ -165,3 +165,42 @@ func BenchmarkWrite(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadPrefetch reads a Parquet file of 1e6 rows while the caller
+// works on each block for about as long as decoding it takes (a stand-in for
+// the estimator), in step and with Options.Prefetch: with two cores, the
+// prefetching reader hides most of the decoding behind the work. It also
+// reads without work, which shows the cost of the hand-over.
+func BenchmarkReadPrefetch(b *testing.B) {
+	const rows = 1_000_000
+	path := writeBenchFile(b, b.TempDir(), ".parquet", rows)
+	for _, work := range []int{0, 12} {
+		for _, prefetch := range []bool{false, true} {
+			b.Run(fmt.Sprintf("work=%d/prefetch=%v", work, prefetch), func(b *testing.B) {
+				var sink float64
+				for range b.N {
+					r, err := dimeio.Open(path, nil, dimeio.Options{X: benchX, Y: benchY, Prefetch: prefetch})
+					if err != nil {
+						b.Fatal(err)
+					}
+					for r.Next() {
+						x := r.X()
+						for range work { // work passes over the block's X
+							for _, v := range x {
+								sink += v * v
+							}
+						}
+					}
+					if r.Err() != nil || r.RowsRead() != rows {
+						b.Fatalf("%v, %d rows", r.Err(), r.RowsRead())
+					}
+					r.Close()
+				}
+				b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+				if sink == 0 && work > 0 {
+					b.Fatal("no work done")
+				}
+			})
+		}
+	}
+}

@@ -139,7 +139,11 @@
 // TableWriter does not write). Reading all of a Parquet file of 10 million
 // rows of 20 float64 columns written by a TableWriter runs at about 10
 // million rows/s with a peak RSS of about 100 MB (2 cores); see the
-// benchmarks. Arrow buffers come from Options.Allocator
+// benchmarks. With Options.Prefetch a Reader reads and extracts the next
+// block on a goroutine of its own while the caller works on the current one
+// (two blocks in memory instead of one; the same blocks, counts and errors),
+// so that decoding overlaps computation: dime score uses it. Close stops
+// that goroutine. Arrow buffers come from Options.Allocator
 // (memory.DefaultAllocator by default); the tests pass a
 // memory.CheckedAllocator to prove that nothing leaks.
 package io

@@ -44,6 +44,12 @@ type Options struct {
 	// Allocator allocates the Arrow buffers of the reader (default
 	// memory.DefaultAllocator). Tests pass a memory.CheckedAllocator.
 	Allocator memory.Allocator
+	// Prefetch makes a Reader read and extract the next block on a
+	// goroutine of its own while the caller works on the current one, so
+	// that decoding overlaps computation. It holds one more block (and
+	// starts reading at Open); blocks, counts and errors are the same as
+	// without it. Close stops the goroutine: close every Reader.
+	Prefetch bool
 }
 
 // DefaultBatchSize is the number of rows per record batch when

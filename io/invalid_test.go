@@ -200,7 +200,8 @@ var invalidCases = []struct {
 // Invalid values in X, Y, lists and times, in every format: by default the
 // first one (lowest row, then X before Y before time) stops the reading with
 // its file, column and row; with SkipInvalid its row is dropped from both
-// views and counted, and the other rows come through exactly.
+// views and counted, and the other rows come through exactly. The same with
+// Prefetch.
 func TestInvalidValues(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -236,47 +237,49 @@ func TestInvalidValues(t *testing.T) {
 			if strings.HasSuffix(path, ".csv") && !tc.csv {
 				continue
 			}
-			t.Run(fmt.Sprintf("%s/%d", filepath.Ext(path), k), func(t *testing.T) {
-				opts := dimeio.Options{X: tc.x, Y: tc.y, TimeColumn: tc.time, BatchSize: 4, Allocator: mem}
-				_, _, _, _, err := readAll(t, path, nil, opts)
-				var ve *dimeio.ValueError
-				if !errors.As(err, &ve) || !errors.Is(err, dimeio.ErrInvalidValue) {
-					t.Fatalf("error %v, want a *ValueError", err)
-				}
-				if ve.Column != tc.col || ve.Row != tc.row || !strings.HasPrefix(ve.Problem, tc.problem) {
-					t.Errorf("column %q row %d problem %q, want %q, %d, %q", ve.Column, ve.Row, ve.Problem, tc.col, tc.row, tc.problem)
-				}
-				mustContain(t, err.Error(), path, fmt.Sprintf("column %q", tc.col), fmt.Sprintf("row %d", tc.row))
-
-				opts.SkipInvalid = true
-				x, y, times, r, err := readAll(t, path, nil, opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				all := append(append(append([]string{}, tc.x...), tc.y...), tc.time)
-				var wantX, wantY []float64
-				var wantT []int64
-				for i := 0; i < d.n; i++ {
-					if d.valid(i, all) {
-						wantX = append(wantX, d.values(i, tc.x)...)
-						wantY = append(wantY, d.values(i, tc.y)...)
-						wantT = append(wantT, d.t[i]*1e9)
+			for _, prefetch := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%d/prefetch=%v", filepath.Ext(path), k, prefetch), func(t *testing.T) {
+					opts := dimeio.Options{X: tc.x, Y: tc.y, TimeColumn: tc.time, BatchSize: 4, Allocator: mem, Prefetch: prefetch}
+					_, _, _, _, err := readAll(t, path, nil, opts)
+					var ve *dimeio.ValueError
+					if !errors.As(err, &ve) || !errors.Is(err, dimeio.ErrInvalidValue) {
+						t.Fatalf("error %v, want a *ValueError", err)
 					}
-				}
-				if i, ok := sameBits(x, wantX); !ok {
-					t.Errorf("X differs at %d: %v, want %v", i, x, wantX)
-				}
-				if i, ok := sameBits(y, wantY); !ok {
-					t.Errorf("Y differs at %d: %v, want %v", i, y, wantY)
-				}
-				if tc.time != "" && fmt.Sprint(times) != fmt.Sprint(wantT) {
-					t.Errorf("times %v, want %v", times, wantT)
-				}
-				kept := int64(len(wantT))
-				if r.Skipped() != int64(d.n)-kept || r.RowsRead() != int64(d.n) {
-					t.Errorf("Skipped %d, RowsRead %d, want %d, %d", r.Skipped(), r.RowsRead(), int64(d.n)-kept, d.n)
-				}
-			})
+					if ve.Column != tc.col || ve.Row != tc.row || !strings.HasPrefix(ve.Problem, tc.problem) {
+						t.Errorf("column %q row %d problem %q, want %q, %d, %q", ve.Column, ve.Row, ve.Problem, tc.col, tc.row, tc.problem)
+					}
+					mustContain(t, err.Error(), path, fmt.Sprintf("column %q", tc.col), fmt.Sprintf("row %d", tc.row))
+
+					opts.SkipInvalid = true
+					x, y, times, r, err := readAll(t, path, nil, opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					all := append(append(append([]string{}, tc.x...), tc.y...), tc.time)
+					var wantX, wantY []float64
+					var wantT []int64
+					for i := 0; i < d.n; i++ {
+						if d.valid(i, all) {
+							wantX = append(wantX, d.values(i, tc.x)...)
+							wantY = append(wantY, d.values(i, tc.y)...)
+							wantT = append(wantT, d.t[i]*1e9)
+						}
+					}
+					if i, ok := sameBits(x, wantX); !ok {
+						t.Errorf("X differs at %d: %v, want %v", i, x, wantX)
+					}
+					if i, ok := sameBits(y, wantY); !ok {
+						t.Errorf("Y differs at %d: %v, want %v", i, y, wantY)
+					}
+					if tc.time != "" && fmt.Sprint(times) != fmt.Sprint(wantT) {
+						t.Errorf("times %v, want %v", times, wantT)
+					}
+					kept := int64(len(wantT))
+					if r.Skipped() != int64(d.n)-kept || r.RowsRead() != int64(d.n) {
+						t.Errorf("Skipped %d, RowsRead %d, want %d, %d", r.Skipped(), r.RowsRead(), int64(d.n)-kept, d.n)
+					}
+				})
+			}
 		}
 	}
 }

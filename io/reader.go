@@ -27,11 +27,18 @@ type Reader struct {
 	source string
 	src    recordSource
 	ext    *Extractor
-	block  Block
+	blocks [2]Block // the current block, and the next one with Prefetch
+	block  *Block   // the current block: one of blocks, or empty
+	empty  Block
 	total  int64
 	closer io.Closer // the file, if Open opened one
 	err    error
 	done   bool
+
+	// The Extractor's counts as of the current block (with Prefetch, the
+	// Extractor is ahead, on the prefetching goroutine).
+	rowsRead, skipped int64
+	pre               *prefetcher // nil without Options.Prefetch
 }
 
 // Open opens the file at path for reading the columns that opts selects. The
@@ -56,6 +63,7 @@ func Open(path string, stdin io.Reader, opts Options) (*Reader, error) {
 		return nil, fmt.Errorf("dimeio: %s: unknown format %v", source, format)
 	}
 	r := &Reader{source: source, total: -1}
+	r.block = &r.empty
 	var in io.Reader
 	size := int64(-1)
 	if path == "-" {
@@ -111,6 +119,9 @@ func Open(path string, stdin io.Reader, opts Options) (*Reader, error) {
 		}
 		return nil, err
 	}
+	if opts.Prefetch {
+		r.startPrefetch()
+	}
 	return r, nil
 }
 
@@ -119,31 +130,114 @@ func Open(path string, stdin io.Reader, opts Options) (*Reader, error) {
 // Blocks come one per record batch, so they have at most Options.BatchSize
 // rows (Parquet, CSV) or the rows of a batch of the IPC input, minus the rows
 // dropped with SkipInvalid; batches whose rows are all dropped are passed
-// over.
+// over. With Options.Prefetch the block was read while the caller worked on
+// the previous one.
 func (r *Reader) Next() bool {
 	if r.err != nil || r.done || r.src == nil {
 		return false
 	}
+	var ok bool
+	if r.pre != nil {
+		ok = r.nextPrefetched()
+	} else {
+		r.block = &r.blocks[0]
+		ok, r.err = r.fill(r.block)
+		r.rowsRead, r.skipped = r.ext.RowsRead(), r.ext.Skipped()
+	}
+	if !ok {
+		r.done = true
+		r.block = &r.empty
+	}
+	return ok
+}
+
+// fill reads record batches into b until one keeps rows, and reports whether
+// it found one: false at the end of the input or with an error.
+func (r *Reader) fill(b *Block) (bool, error) {
 	for r.src.Next() {
-		if err := r.ext.Extract(&r.block, r.src.Record()); err != nil {
-			r.err = err
-			return false
+		if err := r.ext.Extract(b, r.src.Record()); err != nil {
+			return false, err
 		}
-		if r.block.Rows > 0 {
-			return true
+		if b.Rows > 0 {
+			return true, nil
 		}
 	}
-	r.done = true
-	r.block.resize(0, r.ext.dimX, r.ext.dimY, r.ext.hasTime)
 	if err := r.src.Err(); err != nil {
 		var ve *ValueError
 		if errors.As(err, &ve) {
-			r.err = err
-		} else {
-			r.err = newError(ErrFormat, r.source, err, "reading the record batch at row %d", r.ext.RowsRead())
+			return false, err
+		}
+		return false, newError(ErrFormat, r.source, err, "reading the record batch at row %d", r.ext.RowsRead())
+	}
+	return false, nil
+}
+
+// prefetcher reads blocks ahead on a goroutine of its own: it takes a free
+// block, fills it and hands it over, one block ahead of the caller, which
+// gives back the block it is done with at its next call to Next. The
+// goroutine alone touches the record source and the Extractor until it
+// exits: at the end of the input, on an error, or when Close stops it.
+type prefetcher struct {
+	filled chan prefetched // to the caller; capacity 1
+	free   chan *Block     // from the caller; capacity 2
+	stop   chan struct{}   // closed by Close
+	done   chan struct{}   // closed when the goroutine exits
+}
+
+// prefetched is a filled block with the Extractor's counts after it; ok is
+// false at the end of the input or with err.
+type prefetched struct {
+	block             *Block
+	rowsRead, skipped int64
+	ok                bool
+	err               error
+}
+
+func (r *Reader) startPrefetch() {
+	p := &prefetcher{
+		filled: make(chan prefetched, 1),
+		free:   make(chan *Block, len(r.blocks)),
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	for i := range r.blocks {
+		p.free <- &r.blocks[i]
+	}
+	r.pre = p
+	go r.prefetch(p)
+}
+
+// prefetch is the prefetching goroutine.
+func (r *Reader) prefetch(p *prefetcher) {
+	defer close(p.done)
+	for {
+		var b *Block
+		select {
+		case b = <-p.free:
+		case <-p.stop:
+			return
+		}
+		ok, err := r.fill(b)
+		select {
+		case p.filled <- prefetched{block: b, rowsRead: r.ext.RowsRead(), skipped: r.ext.Skipped(), ok: ok, err: err}:
+		case <-p.stop:
+			return
+		}
+		if !ok {
+			return
 		}
 	}
-	return false
+}
+
+// nextPrefetched gives the current block back to the prefetcher and takes
+// the next one.
+func (r *Reader) nextPrefetched() bool {
+	if r.block != &r.empty {
+		r.pre.free <- r.block // never blocks: free holds every block
+	}
+	m := <-r.pre.filled
+	r.block, r.rowsRead, r.skipped, r.err = m.block, m.rowsRead, m.skipped, m.err
+	return m.ok
 }
 
 // X returns the current block of X, row-major: Rows()×DimX() values. It is
@@ -171,11 +265,11 @@ func (r *Reader) DimY() int { return r.ext.DimY() }
 // RowsRead returns the number of rows of the input read so far, including
 // the rows skipped: after a successful Next, the rows up to the end of the
 // current block.
-func (r *Reader) RowsRead() int64 { return r.ext.RowsRead() }
+func (r *Reader) RowsRead() int64 { return r.rowsRead }
 
 // Skipped returns the number of rows dropped so far for an invalid value
 // (with Options.SkipInvalid).
-func (r *Reader) Skipped() int64 { return r.ext.Skipped() }
+func (r *Reader) Skipped() int64 { return r.skipped }
 
 // TotalRows returns the number of rows of the input if it is known without
 // reading it (Parquet, from the file's metadata), or -1.
@@ -188,11 +282,18 @@ func (r *Reader) Err() error { return r.err }
 // Close releases the reader's memory and closes the file it opened (not
 // stdin). It may be called at any time, more than once.
 func (r *Reader) Close() error {
+	if r.pre != nil {
+		// Stop the prefetching goroutine, which may be reading a batch, and
+		// wait for it before releasing what it reads from.
+		close(r.pre.stop)
+		<-r.pre.done
+		r.pre = nil
+	}
 	if r.src != nil {
 		r.src.Release()
 		r.src = nil
 	}
-	r.block = Block{}
+	r.blocks, r.block = [2]Block{}, &r.empty
 	r.done = true
 	if r.closer != nil {
 		err := r.closer.Close()

@@ -32,6 +32,16 @@
 // their math library, which changes results by ~1e-16. FrequencyVersion
 // changes whenever the drawing changes; saved states record it.
 //
+// # Speed
+//
+// Transform evaluates D sines and cosines per row with a branch-free table
+// method (sincos.go), about 3.5 times as fast as math.Sincos on random
+// phases and within 2 ulps. With the build tag openblas, which links C code
+// anyway, and a CPU with AVX2 and FMA, Transform runs a vectorized C version
+// of the same method (transform_native.go), 4.5 times faster again; its
+// results differ from the Go version's by the rounding of the phases
+// (TestNativeMatchesGo).
+//
 // # Pairs of views
 //
 // For two views the product kernel κ_X(x, x′)κ_Y(y, y′) has the frequencies

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rff"
@@ -69,6 +70,24 @@ type Config struct {
 	// XColumns and YColumns optionally name the columns of each view. They
 	// are reported in Results, recorded in states, and must match to merge.
 	XColumns, YColumns []string
+	// Workers is the number of goroutines that add the rows of a shuffle
+	// scope. They share out the P+3 accumulators (so at most P+3 are used)
+	// and each maps every row of the scope itself, with about 3·256·2D
+	// float64 of buffers (1.5 MiB at the defaults) and no accumulator of its
+	// own. 0 (the default) means GOMAXPROCS. Results are bit-identical for
+	// any number of workers; it is not part of a saved state.
+	Workers int
+}
+
+// MaxWorkers bounds Config.Workers.
+const MaxWorkers = 1024
+
+// workers returns the number of workers to use.
+func (c Config) workers() int {
+	if c.Workers > 0 {
+		return c.Workers
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 // DefaultPilotRows is the default Config.PilotRows: the median heuristic
@@ -110,6 +129,8 @@ func (c Config) Validate() error {
 		return invalidf("permutations must be 1 to %d, got %d", MaxPermutations, c.Permutations)
 	case c.ShuffleRows < 0:
 		return invalidf("shuffle rows must be >= 0, got %d", c.ShuffleRows)
+	case c.Workers < 0 || c.Workers > MaxWorkers:
+		return invalidf("workers must be 0 (automatic) to %d, got %d", MaxWorkers, c.Workers)
 	case c.Variant == rff.Orthogonal && c.Kernel != exact.Gaussian:
 		return invalidf("orthogonal features need the gaussian kernel, not %v", c.Kernel)
 	}

@@ -38,6 +38,19 @@
 // paired with itself. Each row's features are computed once per view; joint
 // and permuted features come from them without further sin or cos.
 //
+// # Parallelism
+//
+// Config.Workers goroutines (GOMAXPROCS by default, at most P+3) add each
+// scope: worker i owns accumulators i, i+W, … of X, Y, joint, permuted, and
+// goes through the scope chunk by chunk (256 positions), mapping every row
+// itself and adding its accumulators' rank-k updates; the workers wait for
+// each other only at the end of the scope. No accumulator is duplicated,
+// and each receives the same updates in the same order whoever computes
+// them: results are bit-identical for any number of workers
+// (TestWorkersAgree), and memory grows only by each worker's buffers. Add
+// does not allocate in steady state. The P + 4 entropies of a Result are
+// computed concurrently too.
+//
 // # Bandwidths
 //
 // Each view's bandwidth is explicit, fixed (√(d/2), the paper's), median (the

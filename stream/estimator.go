@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -23,10 +24,11 @@ type Estimator struct {
 	pair           *rff.Pair // nil until the bandwidths are resolved
 	x, y, xy       *covariance.Accumulator
 	perm           []*covariance.Accumulator
-	shuffleSrc     *rand.PCG  // reseeded for each scope (scopeSeed)
-	shuffle        *rand.Rand // draws from shuffleSrc
-	rows           int64      // rows added, including rows still pending
-	skipped        int64      // rows dropped upstream, reported in Result
+	accs           []*covariance.Accumulator // x, y, xy, perm...
+	shuffleSrc     *rand.PCG                 // reseeded for each scope (scopeSeed)
+	shuffle        *rand.Rand                // draws from shuffleSrc
+	rows           int64                     // rows added, including rows still pending
+	skipped        int64                     // rows dropped upstream, reported in Result
 
 	// Rows held back to resolve data-dependent bandwidths.
 	pilotX, pilotY []float64
@@ -36,19 +38,20 @@ type Estimator struct {
 	pendX, pendY []float64
 	pending      int
 
-	// Scratch, reused: the scope's random order, the chunk's gathered rows
-	// and features, and the Y features of the first positions of the scope
-	// (for the cyclic wrap of the shifted pairs).
-	order         []int
-	sqrtWeight    []float64 // √w of each row of a decaying scope, by arrival
-	weights       []float64 // √w of the rows of a chunk, by position
-	scratch       []float64 // scaled copies of a chunk's part features
-	gx, gy        []float64
-	px, py, joint []float64
-	head          []float64
-	lastY         []float64 // Y features of the last row of the previous scope
-	haveLastY     bool
-	shifts        []int
+	// Scratch, reused: the scope's random order, the weights of a decaying
+	// scope, the permutations' shifts and the Y features of the last row of
+	// the previous scope.
+	order      []int
+	sqrtWeight []float64 // √w of each row of a decaying scope, by arrival
+	shifts     []int
+	lastY      []float64
+	haveLastY  bool
+
+	// The scope being added and the workers that add it (see workers.go).
+	scope   scope
+	pool    []*worker
+	workers int // Config.workers() when the estimator was made
+	wg      sync.WaitGroup
 }
 
 // New returns an estimator for views of dimX and dimY columns. With fixed or
@@ -72,7 +75,7 @@ func New(dimX, dimY int, cfg Config) (*Estimator, error) {
 		}
 	}
 	src := rand.NewPCG(cfg.Seed, exact.PermutationStream)
-	e := &Estimator{cfg: cfg, dimX: dimX, dimY: dimY, shuffleSrc: src, shuffle: rand.New(src)}
+	e := &Estimator{cfg: cfg, dimX: dimX, dimY: dimY, shuffleSrc: src, shuffle: rand.New(src), workers: cfg.workers()}
 	if !cfg.needsPilot() {
 		if err := e.start(resolveDataFree(cfg.BandwidthX, dimX), resolveDataFree(cfg.BandwidthY, dimY)); err != nil {
 			return nil, err
@@ -107,19 +110,10 @@ func (e *Estimator) start(sigmaX, sigmaY float64) error {
 	for k := range e.perm {
 		e.perm[k], _ = covariance.New(covariance.Description{Map: spec, Part: covariance.PartPermuted, Index: k})
 	}
-	p, P := 2*cfg.Features, cfg.Permutations
-	e.gx = make([]float64, chunkRows*e.dimX)
-	e.gy = make([]float64, (chunkRows+P)*e.dimY)
-	e.px = make([]float64, chunkRows*p)
-	e.py = make([]float64, (chunkRows+P)*p)
-	e.joint = make([]float64, chunkRows*p)
-	if cfg.HalfLife > 0 {
-		e.weights = make([]float64, chunkRows)
-		e.scratch = make([]float64, chunkRows*p)
-	}
-	e.head = make([]float64, P*p)
-	e.lastY = make([]float64, p)
-	e.shifts = make([]int, P)
+	e.accs = append([]*covariance.Accumulator{e.x, e.y, e.xy}, e.perm...)
+	e.lastY = make([]float64, 2*cfg.Features)
+	e.shifts = make([]int, cfg.Permutations)
+	e.pool = []*worker{e.newWorker(0)}
 	return nil
 }
 
@@ -277,13 +271,17 @@ func mix(x uint64) uint64 {
 // processScope adds the n rows of one shuffle scope to every accumulator.
 //
 // The rows are put in a random order o (seeded by the estimator's seed and
-// scopeStream); the X part, the Y part and the joint
-// take every row once. Permuted accumulator k pairs X at position i with Y at
-// position i + s_k (cyclically), s_k = 1 + (k−1) mod (n−1): a random
-// derangement, no row paired with itself. Rows are mapped in chunks, and the
-// Y features of the S = max s_k positions after a chunk are kept for the next
-// chunk (and those of the first S positions for the wrap), so that each row's
-// features are computed once.
+// scopeStream); the X part, the Y part and the joint take every row once.
+// Permuted accumulator k pairs X at position i with Y at position i + s_k
+// (cyclically), s_k = 1 + (k−1) mod (n−1): a random derangement, no row
+// paired with itself.
+//
+// Rows are mapped in chunks of positions, and the Y features of the S =
+// max s_k positions after a chunk are kept for the next chunk, so that each
+// row's features are computed once per worker (and those of the first S
+// positions once more for the wrap). Parallel workers share out the
+// accumulators (workers.go), with results that do not depend on their
+// number.
 func (e *Estimator) processScope(x, y []float64, n int) error {
 	if cap(e.order) < n {
 		e.order = make([]int, n)
@@ -295,14 +293,12 @@ func (e *Estimator) processScope(x, y []float64, n int) error {
 	e.shuffleSrc.Seed(e.cfg.Seed, scopeStream(x, y, n, e.dimX, e.dimY))
 	e.shuffle.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
 
-	p := 2 * e.cfg.Features
-	dx, dy := e.dimX, e.dimY
 	decay := e.cfg.HalfLife > 0
 	if decay {
 		// Every row so far loses the weight of n more rows; the rows of this
 		// scope weigh 2^(−(n−1−i)/h) by their arrival i in the scope.
 		f := math.Exp2(-float64(n) / e.cfg.HalfLife)
-		for _, a := range e.accumulators() {
+		for _, a := range e.accs {
 			if err := a.Scale(f); err != nil {
 				return err
 			}
@@ -322,129 +318,22 @@ func (e *Estimator) processScope(x, y []float64, n int) error {
 			S = max(S, e.shifts[k])
 		}
 	}
-	// computed is the number of positions whose Y features are in py.
-	computed := 0
-	for c := 0; c < n; c += chunkRows {
-		b := min(chunkRows, n-c)
-		// Y features of positions c .. c+b+S−1: the first `have` rows are
-		// carried over from the previous chunk.
-		have := computed - c
-		need := b + S
-		for q := have; q < need; {
-			// Map a run of new positions, stopping at the wrap.
-			pos := c + q
-			if pos >= n {
-				copy(e.py[q*p:(q+1)*p], e.head[(pos-n)*p:(pos-n+1)*p])
-				q++
-				continue
-			}
-			run := min(need-q, n-pos)
-			for r := 0; r < run; r++ {
-				copy(e.gy[r*dy:(r+1)*dy], y[order[pos+r]*dy:(order[pos+r]+1)*dy])
-			}
-			if _, err := e.pair.Y.Transform(e.py[q*p:(q+run)*p], e.gy[:run*dy], run); err != nil {
-				return err
-			}
-
-			if pos == 0 {
-				// The first run of a scope covers positions 0 .. S−1 (its
-				// length b+S ≥ S and n > S): keep them for the wrap.
-				copy(e.head[:S*p], e.py[q*p:(q+S)*p])
-			}
-			q += run
-		}
-		computed = c + need
-		for r := 0; r < b; r++ {
-			copy(e.gx[r*dx:(r+1)*dx], x[order[c+r]*dx:(order[c+r]+1)*dx])
-		}
-		px, err := e.pair.X.Transform(e.px[:b*p], e.gx[:b*dx], b)
-		if err != nil {
-			return err
-		}
-		py := e.py[:b*p]
-		// With decay, the row at position c+r weighs w = sqrtWeight² by its
-		// arrival; the part accumulators take scaled copies of the features,
-		// and joint rows (products of unscaled parts) are scaled after.
-		weight := float64(b)
-		var sw []float64
-		if decay {
-			sw = e.weights[:b]
-			weight = 0
-			for r := range sw {
-				sw[r] = e.sqrtWeight[order[c+r]]
-				weight += sw[r] * sw[r]
-			}
-		}
-		if err := e.x.AddWeighted(e.scaled(px, sw), b, weight); err != nil {
-			return err
-		}
-		if err := e.y.AddWeighted(e.scaled(py, sw), b, weight); err != nil {
-			return err
-		}
-		if err := e.addJoint(e.xy, px, py, b, sw, weight); err != nil {
-			return err
-		}
-		for k, s := range e.shifts {
-			if n == 1 {
-				break
-			}
-			// A permuted pair weighs what its X row weighs.
-			if err := e.addJoint(e.perm[k], px, e.py[s*p:(s+b)*p], b, sw, weight); err != nil {
-				return err
-			}
-		}
-		if n == 1 && e.haveLastY {
-			// A lone row is paired with the last row of the previous scope.
-			for k := range e.perm {
-				if err := e.addJoint(e.perm[k], px, e.lastY, 1, sw, weight); err != nil {
-					return err
-				}
-			}
-		}
-		if c+b == n {
-			copy(e.lastY, e.py[(b-1)*p:b*p])
-			e.haveLastY = true
-		}
-		// Carry the Y features of positions c+b .. c+b+S−1 to the front.
-		copy(e.py[:S*p], e.py[b*p:(b+S)*p])
-	}
-	return nil
+	e.scope = scope{x: x, y: y, n: n, order: order, shift: S, decay: decay, workers: e.workerCount(n)}
+	err := e.addScope()
+	e.scope = scope{} // do not hold on to the caller's rows
+	return err
 }
 
-// addJoint adds the joint features of px and py (row i with row i) to acc,
-// row i scaled by sw[i] when sw is not nil; weight is the rows' total weight.
-func (e *Estimator) addJoint(acc *covariance.Accumulator, px, py []float64, rows int, sw []float64, weight float64) error {
-	p := 2 * e.cfg.Features
-	joint, err := rff.Joint(e.joint[:rows*p], px, py, rows, e.cfg.Features, nil)
-	if err != nil {
-		return err
-	}
-	for r, f := range sw {
-		scaleRow(joint[r*p:(r+1)*p], f)
-	}
-	return acc.AddWeighted(joint, rows, weight)
-}
-
-// scaled returns features with row r multiplied by sw[r], in scratch space,
-// or features itself when sw is nil.
-func (e *Estimator) scaled(features []float64, sw []float64) []float64 {
-	if sw == nil {
-		return features
-	}
-	p := 2 * e.cfg.Features
-	out := e.scratch[:len(features)]
-	copy(out, features)
-	for r, f := range sw {
-		scaleRow(out[r*p:(r+1)*p], f)
-	}
-	return out
-}
-
-// scaleRow multiplies a feature row by f.
-func scaleRow(row []float64, f float64) {
-	for j := range row {
-		row[j] *= f
-	}
+// scope is the shuffle scope being added: its rows, their random order, the
+// largest shift S of the permutations, whether rows are weighted, and the
+// number of workers adding it.
+type scope struct {
+	x, y    []float64
+	n       int
+	order   []int
+	shift   int
+	decay   bool
+	workers int
 }
 
 // Reset forgets every row, keeping the feature maps, the bandwidths and the
@@ -453,7 +342,7 @@ func scaleRow(row []float64, f float64) {
 // count them.
 func (e *Estimator) Reset() {
 	if e.Started() {
-		for _, a := range e.accumulators() {
+		for _, a := range e.accs {
 			a.Reset()
 		}
 	}

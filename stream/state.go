@@ -87,10 +87,9 @@ func (e *Estimator) WriteState(w io.Writer) error {
 	return err
 }
 
-// accumulators returns X, Y, joint and the permuted accumulators in order.
-func (e *Estimator) accumulators() []*covariance.Accumulator {
-	return append([]*covariance.Accumulator{e.x, e.y, e.xy}, e.perm...)
-}
+// accumulators returns X, Y, joint and the permuted accumulators in order
+// (nil before the estimator has started).
+func (e *Estimator) accumulators() []*covariance.Accumulator { return e.accs }
 
 func boolByte(v bool) byte {
 	if v {

@@ -92,11 +92,21 @@ func TestStreamingRegime(t *testing.T) {
 // (random order o; X at position i with Y at position i + s_k cyclically) and
 // checks all accumulators against sums built pair by pair, for scopes that
 // span several chunks (carry-over and wrap), scopes with fewer rows than
-// permutations, and a lone row paired with the previous scope.
+// permutations, a lone row paired with the previous scope, and scopes added
+// by several workers (which map the rows of a chunk together and share out
+// the accumulators).
 func TestPairing(t *testing.T) {
 	const d, D, P = 3, 8, 4
-	for _, sizes := range [][]int{{700}, {2}, {3, 1}, {chunkRows + 1}, {5, 600}} {
+	for _, c := range []struct {
+		sizes   []int
+		workers int
+	}{
+		{[]int{700}, 1}, {[]int{2}, 1}, {[]int{3, 1}, 1}, {[]int{chunkRows + 1}, 1}, {[]int{5, 600}, 1},
+		{[]int{3 * chunkRows}, 3}, {[]int{1700, 1, 2*chunkRows + 1}, 2}, {[]int{5*chunkRows - 3}, 7}, {[]int{900}, 5},
+	} {
+		sizes := c.sizes
 		cfg := testConfig(d, D, P, 9)
+		cfg.Workers = c.workers
 		e, err := New(d, d, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -162,7 +172,7 @@ func TestPairing(t *testing.T) {
 		check := func(name string, got, want *covariance.Accumulator) {
 			t.Helper()
 			if got.Weight() != want.Weight() {
-				t.Errorf("sizes %v: %s weight %v, want %v", sizes, name, got.Weight(), want.Weight())
+				t.Errorf("sizes %v, %d workers: %s weight %v, want %v", sizes, c.workers, name, got.Weight(), want.Weight())
 				return
 			}
 			g, w := got.Sum(), want.Sum()
@@ -173,7 +183,7 @@ func TestPairing(t *testing.T) {
 				}
 			}
 			if worst > 1e-12 {
-				t.Errorf("sizes %v: %s differs by %g", sizes, name, worst)
+				t.Errorf("sizes %v, %d workers: %s differs by %g", sizes, c.workers, name, worst)
 			}
 		}
 		check("X", e.x, wx)
@@ -186,7 +196,7 @@ func TestPairing(t *testing.T) {
 }
 
 // TestBlockSizeInvariance checks that with a fixed shuffle scope the result
-// does not depend on how rows are cut into blocks.
+// does not depend on how rows are cut into blocks, bit for bit.
 func TestBlockSizeInvariance(t *testing.T) {
 	spec := synth.Spec{Kind: synth.Circle, Dim: 2, Noise: 0.1, Seed: 3}
 	var ref Result
@@ -205,6 +215,41 @@ func TestBlockSizeInvariance(t *testing.T) {
 		}
 		if r.EntropyJoint != ref.EntropyJoint || r.DiME != ref.DiME || r.DiMEAnalytic != ref.DiMEAnalytic {
 			t.Errorf("block %d: joint %v DiME %v analytic %v; block 1: %v %v %v", block, r.EntropyJoint, r.DiME, r.DiMEAnalytic, ref.EntropyJoint, ref.DiME, ref.DiMEAnalytic)
+		}
+	}
+}
+
+// TestWorkersAgree checks that the number of workers does not change the
+// accumulators at all, bit for bit, for plain and decaying estimators and
+// scopes with a partial last chunk: every accumulator receives the same
+// rank-k updates in the same order, and every feature row is computed by the
+// same code whichever worker maps it.
+func TestWorkersAgree(t *testing.T) {
+	const d = 3
+	x, y := rows(t, synth.Spec{Kind: synth.Gaussian, Dim: d, MI: 1, Seed: 4}, 9000)
+	for _, halfLife := range []float64{0, 2500} {
+		var ref *Estimator
+		for _, workers := range []int{1, 2, 3, 5, 8} {
+			cfg := testConfig(d, 24, 3, 6)
+			cfg.Workers, cfg.HalfLife = workers, halfLife
+			e, _ := New(d, d, cfg)
+			addBlocks(t, e, x, y, d, 4000) // scopes of 4000, 4000 and 1000 rows
+			if err := e.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := e.workerCount(4000), min(workers, 3+3); got != want {
+				t.Errorf("%d workers: %d used for 4000 rows, want %d", workers, got, want)
+			}
+			if workers == 1 {
+				ref = e
+				continue
+			}
+			for k, a := range e.accumulators() {
+				w := ref.accumulators()[k]
+				if a.Weight() != w.Weight() || !mat.Equal(a.Sum(), w.Sum()) {
+					t.Errorf("half-life %v, %d workers: accumulator %d differs from one worker's", halfLife, workers, k)
+				}
+			}
 		}
 	}
 }
@@ -263,14 +308,23 @@ func TestEstimateMatricesModes(t *testing.T) {
 	}
 }
 
+// TestAddDoesNotAllocate checks that Add allocates nothing in steady state,
+// with one worker, with two (goroutines started per scope), and with decay.
 func TestAddDoesNotAllocate(t *testing.T) {
 	const n, d = 2048, 10
-	e, _ := New(d, d, testConfig(d, 128, 1, 1))
 	x, y, _ := synth.Generate(synth.Spec{Kind: synth.Gaussian, Dim: d, MI: 2, Seed: 1}, n)
 	xd, yd := x.RawMatrix().Data, y.RawMatrix().Data
-	e.Add(xd, yd, n) // first call sizes the scope's order slice
-	if allocs := testing.AllocsPerRun(5, func() { e.Add(xd, yd, n) }); allocs != 0 {
-		t.Errorf("%v allocations per Add of %d rows", allocs, n)
+	for _, c := range []struct {
+		workers  int
+		halfLife float64
+	}{{1, 0}, {2, 0}, {2, 5000}} {
+		cfg := testConfig(d, 128, 1, 1)
+		cfg.Workers, cfg.HalfLife = c.workers, c.halfLife
+		e, _ := New(d, d, cfg)
+		e.Add(xd, yd, n) // the first call sizes the scope's order slice and the workers
+		if allocs := testing.AllocsPerRun(5, func() { e.Add(xd, yd, n) }); allocs != 0 {
+			t.Errorf("%d workers, half-life %v: %v allocations per Add of %d rows", c.workers, c.halfLife, allocs, n)
+		}
 	}
 }
 
