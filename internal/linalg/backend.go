@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/blas/gonum"
 )
 
 // Backend names an implementation of the dense kernels: the BLAS behind every
@@ -51,6 +50,15 @@ var current atomic.Uint32
 // openblas, Gonum otherwise, unless Use chose another.
 func Current() Backend { return Backend(current.Load()) }
 
+// In the default build, the package's initialization installs the Gonum
+// backend's BLAS (gonum's, with a faster Dsymv: see gonumBLAS); with the tag
+// openblas, openblas.go's installs OpenBLAS.
+func init() {
+	if !openblasCompiled {
+		blas64.Use(gonumBLAS{})
+	}
+}
+
 // Use makes b the backend of the whole process: blas64.Use with b's BLAS, and
 // b's eigensolver for every SymEigensolver. It returns an error, and changes
 // nothing, if b is not compiled in.
@@ -65,7 +73,7 @@ func Use(b Backend) error {
 	}
 	switch b {
 	case Gonum:
-		blas64.Use(gonum.Implementation{})
+		blas64.Use(gonumBLAS{})
 	case OpenBLAS:
 		useOpenBLAS()
 	}

@@ -9,7 +9,6 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/blas/gonum"
 )
 
 func TestBackends(t *testing.T) {
@@ -38,7 +37,7 @@ func TestBackends(t *testing.T) {
 	}
 }
 
-// TestUseSwitchesBLAS checks that Use(Gonum) really makes blas64 pure Go (so
+// TestUseSwitchesBLAS checks that Use(Gonum) really makes blas64 pure Go (gonumBLAS, so
 // that gonum's LAPACK, which calls blas64, is pure Go too) and that the
 // default backend's BLAS is restored.
 func TestUseSwitchesBLAS(t *testing.T) {
@@ -47,13 +46,13 @@ func TestUseSwitchesBLAS(t *testing.T) {
 	if err := Use(Gonum); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := blas64.Implementation().(gonum.Implementation); !ok {
+	if _, ok := blas64.Implementation().(gonumBLAS); !ok {
 		t.Errorf("after Use(Gonum) blas64 is %T", blas64.Implementation())
 	}
 	if err := Use(def); err != nil {
 		t.Fatal(err)
 	}
-	_, pure := blas64.Implementation().(gonum.Implementation)
+	_, pure := blas64.Implementation().(gonumBLAS)
 	if pure != (def == Gonum) {
 		t.Errorf("after Use(%v) blas64 is %T", def, blas64.Implementation())
 	}

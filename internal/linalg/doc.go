@@ -15,7 +15,11 @@
 // # Backends
 //
 // The default build uses gonum (pure Go, no cgo), so that go build, go run and
-// go test work on a bare machine. The build tag openblas switches, through
+// go test work on a bare machine. Its initialization routes blas64 to gonum's
+// BLAS with one kernel replaced: Dsymv, which gonum's tridiagonal reduction
+// calls with strided vectors, where gonum's own version is scalar. This
+// makes a values-only eigensolve about twice as fast (see symv.go) and
+// changes nothing else for other blas64 callers of the process. The build tag openblas switches, through
 // cgo, to OpenBLAS (Debian: apt-get install libopenblas-dev liblapacke-dev):
 //
 //	go test -tags openblas ./...
@@ -26,7 +30,8 @@
 //     (blas64.Use with gonum.org/v1/netlib/blas/netlib), including the Syrk of
 //     exact.Gram and gonum's own LAPACK, which calls blas64;
 //   - solves eigenproblems with LAPACK's dsyevd (values only) through
-//     LAPACKE, about ten times faster than gonum at n = 1024;
+//     LAPACKE, about four times faster than the Gonum backend at n = 1024
+//     (0.056 s against 0.24 s on 2 cores);
 //   - gives OpenBLAS one thread per call (unless OPENBLAS_NUM_THREADS is set),
 //     because dime runs its eigenproblems concurrently on goroutines and
 //     OpenBLAS threads on top of them oversubscribe the cores (measurements
