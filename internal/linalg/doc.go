@@ -18,8 +18,9 @@
 // go test work on a bare machine. Its initialization routes blas64 to gonum's
 // BLAS with one kernel replaced: Dsymv, which gonum's tridiagonal reduction
 // calls with strided vectors, where gonum's own version is scalar. This
-// makes a values-only eigensolve about twice as fast (see symv.go) and
-// changes nothing else for other blas64 callers of the process. The build tag openblas switches, through
+// makes a values-only eigensolve 2.5 times as fast (0.58 → 0.23 s at
+// n = 1024; see symv.go) and changes nothing else for other blas64 callers
+// of the process. The build tag openblas switches, through
 // cgo, to OpenBLAS (Debian: apt-get install libopenblas-dev liblapacke-dev):
 //
 //	go test -tags openblas ./...
