@@ -41,6 +41,7 @@ var ErrFormat = errors.New("covariance: invalid accumulator encoding")
 const (
 	magic         = "dimeCV"
 	formatVersion = 1
+	descSize      = 52 // magic, versions and description: appendHeader
 	headerSize    = 60
 	checksumSize  = 4
 )
@@ -59,17 +60,8 @@ func (a *Accumulator) AppendBinary(b []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: cannot encode an accumulator without description", ErrInvalid)
 	}
 	start := len(b)
-	d, m := a.desc, a.desc.Map
 	p := a.Dim()
-	b = append(b, magic...)
-	b = append(b, formatVersion, rff.FrequencyVersion, byte(m.Kernel), byte(m.Variant), byte(d.Part), 0)
-	b = binary.LittleEndian.AppendUint32(b, uint32(m.Features))
-	b = binary.LittleEndian.AppendUint32(b, uint32(d.Index))
-	b = binary.LittleEndian.AppendUint32(b, uint32(m.DimX))
-	b = binary.LittleEndian.AppendUint32(b, uint32(m.DimY))
-	b = binary.LittleEndian.AppendUint64(b, m.Seed)
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(m.SigmaX))
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(m.SigmaY))
+	b = appendHeader(b, magic, a.desc)
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(a.weight))
 	raw := a.sum.RawSymmetric()
 	for i := 0; i < p; i++ {
@@ -92,11 +84,8 @@ func (a *Accumulator) UnmarshalBinary(data []byte) error {
 	if len(data) < headerSize+checksumSize {
 		return bad("truncated: %d bytes, header needs %d", len(data), headerSize+checksumSize)
 	}
-	if v := data[6]; v != formatVersion {
-		return bad("format version %d, this build reads version %d", v, formatVersion)
-	}
-	if v := data[7]; v != rff.FrequencyVersion {
-		return bad("frequencies drawn by version %d, this build draws version %d", v, rff.FrequencyVersion)
+	if err := checkVersions(data); err != nil {
+		return err
 	}
 	le := binary.LittleEndian
 	features := le.Uint32(data[12:])
@@ -112,25 +101,9 @@ func (a *Accumulator) UnmarshalBinary(data []byte) error {
 	if got, want := crc32.Checksum(body, castagnoli), le.Uint32(data[len(body):]); got != want {
 		return bad("checksum mismatch (corrupted)")
 	}
-	if data[11] != 0 {
-		return bad("reserved byte is %d", data[11])
-	}
-	desc := Description{
-		Map: rff.PairSpec{
-			Kernel:   exact.Kernel(data[8]),
-			Variant:  rff.Variant(data[9]),
-			Features: int(features),
-			DimX:     int(le.Uint32(data[20:])),
-			DimY:     int(le.Uint32(data[24:])),
-			Seed:     le.Uint64(data[28:]),
-			SigmaX:   math.Float64frombits(le.Uint64(data[36:])),
-			SigmaY:   math.Float64frombits(le.Uint64(data[44:])),
-		},
-		Part:  Part(data[10]),
-		Index: int(le.Uint32(data[16:])),
-	}
-	if err := desc.Validate(); err != nil {
-		return bad("description: %v", err)
+	desc, err := parseHeader(data)
+	if err != nil {
+		return err
 	}
 	weight := math.Float64frombits(le.Uint64(data[52:]))
 	if !(weight >= 0) || math.IsInf(weight, 0) {
@@ -153,4 +126,64 @@ func (a *Accumulator) UnmarshalBinary(data []byte) error {
 	}
 	a.desc, a.sum, a.weight = desc, sum, weight
 	return nil
+}
+
+// appendHeader appends the first 52 bytes shared by the encodings of an
+// Accumulator and of an ExactSum: their magic, the format and frequency
+// versions and the description.
+func appendHeader(b []byte, magic string, d Description) []byte {
+	m := d.Map
+	b = append(b, magic...)
+	b = append(b, formatVersion, rff.FrequencyVersion, byte(m.Kernel), byte(m.Variant), byte(d.Part), 0)
+	b = binary.LittleEndian.AppendUint32(b, uint32(m.Features))
+	b = binary.LittleEndian.AppendUint32(b, uint32(d.Index))
+	b = binary.LittleEndian.AppendUint32(b, uint32(m.DimX))
+	b = binary.LittleEndian.AppendUint32(b, uint32(m.DimY))
+	b = binary.LittleEndian.AppendUint64(b, m.Seed)
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(m.SigmaX))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(m.SigmaY))
+	return b
+}
+
+// checkVersions checks the format and frequency versions of an encoding of
+// at least descSize bytes.
+func checkVersions(data []byte) error {
+	if v := data[6]; v != formatVersion {
+		return fmt.Errorf("%w: format version %d, this build reads version %d", ErrFormat, v, formatVersion)
+	}
+	if v := data[7]; v != rff.FrequencyVersion {
+		return fmt.Errorf("%w: frequencies drawn by version %d, this build draws version %d", ErrFormat, v, rff.FrequencyVersion)
+	}
+	return nil
+}
+
+// parseHeader reads and validates the description that appendHeader wrote;
+// the caller has checked the magic, the versions, the length (at least
+// descSize bytes) and the checksum.
+func parseHeader(data []byte) (Description, error) {
+	bad := func(format string, args ...any) (Description, error) {
+		return Description{}, fmt.Errorf("%w: %s", ErrFormat, fmt.Sprintf(format, args...))
+	}
+	if data[11] != 0 {
+		return bad("reserved byte is %d", data[11])
+	}
+	le := binary.LittleEndian
+	desc := Description{
+		Map: rff.PairSpec{
+			Kernel:   exact.Kernel(data[8]),
+			Variant:  rff.Variant(data[9]),
+			Features: int(le.Uint32(data[12:])),
+			DimX:     int(le.Uint32(data[20:])),
+			DimY:     int(le.Uint32(data[24:])),
+			Seed:     le.Uint64(data[28:]),
+			SigmaX:   math.Float64frombits(le.Uint64(data[36:])),
+			SigmaY:   math.Float64frombits(le.Uint64(data[44:])),
+		},
+		Part:  Part(data[10]),
+		Index: int(le.Uint32(data[16:])),
+	}
+	if err := desc.Validate(); err != nil {
+		return bad("description: %v", err)
+	}
+	return desc, nil
 }
