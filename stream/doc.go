@@ -69,6 +69,13 @@
 // so data-dependent bandwidths (median, auto), which differ from shard to
 // shard, must be replaced by explicit values for sharded runs.
 //
+// Merge adds float64 sums, whose last bits depend on the order of the
+// merges. A Sum merges exactly instead (covariance.ExactSum, 128-bit fixed
+// point): any order and grouping of Sum.Add and Sum.Merge give the same
+// estimator bit for bit, within round-off of a float64 merge. It is what a
+// distributed runner should use (package dimebeam does), since it combines
+// shards in whatever order its workers finish.
+//
 // # In memory
 //
 // EstimateMatrices estimates from two matrices, all rows forming one scope.
