@@ -1,0 +1,81 @@
+// Package dimebeam scores datasets that outgrow one machine with dime's
+// streaming RFF estimator on Apache Beam: the same pipeline runs on Google
+// Cloud Dataflow, Apache Flink and Apache Spark, and locally on Prism,
+// Beam's portable reference runner, which needs no cluster. It lives in a
+// module of its own (github.com/dime-project/dime/beam), so that the core
+// library and the dime command keep their small set of dependencies.
+//
+// # Overview
+//
+// States(s, files, cfg) turns a PCollection of file names, directories and
+// glob patterns into a PCollection of one []byte, the state of the
+// estimator of every row (stream.WriteState; dime merge and
+// stream.ReadState read it), in these steps:
+//
+//  1. the names are expanded on a worker into data files, sorted, each once;
+//  2. each file becomes a Split (a Parquet file of more than
+//     Config.SplitRows rows becomes several splits of whole row groups,
+//     once the io package can open a range of them), and the splits, not
+//     rows, are redistributed over the workers (beam.Reshuffle);
+//  3. each split is read by package io, block by block in constant memory,
+//     into a stream.Estimator of its own, whose state is the split's output;
+//  4. a CombineFn (CreateAccumulator, AddInput, MergeAccumulators,
+//     ExtractOutput) adds the states into a stream.Sum, the accumulator,
+//     encoded by its own coder (beam.RegisterCoder), so that runners can
+//     lift the combine before the shuffle: each worker then sends one
+//     partial sum, never rows.
+//
+// ScoreFiles adds one step, Results, which computes the stream.Result of
+// the merged state: the entropies, mutual information and DiME (by
+// permutations and analytic) that one estimator over the same rows gives.
+//
+// # Same result whatever the runner does
+//
+// Runners merge accumulators in whatever order and grouping their workers
+// finish, and floating-point addition is not associative. stream.Sum adds
+// estimators exactly (covariance.ExactSum: every accumulator entry in
+// 128-bit fixed point, rounded once per split onto multiples of 2⁻⁷² and
+// once at the end back to float64), so the merged state is the same bit for
+// bit on every run, for any order of merges, bundling or number of workers
+// (TestSameBytesEveryRun). Since each split has its own estimator, the state
+// does not depend on how a runner groups splits into bundles either. Against
+// one estimator reading the same files in order (dime score), entropies, MI
+// and analytic DiME agree to round-off (measured 1e-14 relative; the tests
+// require 1e-9). DiME by permutations pairs rows within shuffle scopes, which
+// end at split boundaries, so it agrees to within its permutation noise only
+// (exactly, on one split).
+//
+// # Bandwidths
+//
+// Fixed (√(d/2)) and explicit bandwidths need no data: every split applies
+// them. The median and auto rules look at data: a first stage,
+// ChooseBandwidths, draws a seeded uniform sample of Config.SampleRows rows
+// of the whole dataset (bottom-k sampling: every row gets a pseudo-random
+// key from the seed, its file and its index in the file, and the sample is
+// the rows of smallest keys; samples of splits merge exactly, in any order,
+// into the sample of the dataset), chooses σ on it as a streaming
+// estimator's pilot would (exact.ResolveBandwidths), and passes it to every
+// split as a side input. All splits thus share one feature map, which their
+// states must to merge; the result reports the rule and the σ it chose.
+//
+// # Datasets
+//
+// Inputs are local files, directories (read recursively; names starting
+// with "." or "_" are skipped) and globs, in the formats of package io
+// (Parquet, Arrow IPC files and streams, CSV). Every worker must be able to
+// read them. Outputs (WriteFile) go through Beam's filesystem registry:
+// local paths, and gs:// or s3:// in programs that import those
+// filesystems, as the dimebeam command does.
+//
+// # Limits
+//
+// A half-life (decaying windows) is refused: a pipeline has no row order.
+// The sample of the median and auto rules travels as one element, so it is
+// bounded (MaxSampleRows). Each split holds an estimator (about 17 MB at
+// D = 256, P = 5) and the combine a Sum (about 3 times that) per worker.
+// File names are expanded on a worker, not put into the job, so that a job
+// stays small whatever the number of files: runners bound the size of a
+// job's description (Dataflow's request limit; Prism v2.77.0 in loopback
+// mode took jobs of 300 MB of beam.Create values in a test here, but holds
+// them in memory).
+package dimebeam
