@@ -2,6 +2,7 @@ package io
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/apache/arrow/go/v15/arrow"
 )
@@ -74,6 +75,13 @@ const (
 // TimeColumn, TimeUnit and SkipInvalid fields of opts matter here. The error
 // matches ErrColumn for a missing, ambiguous or non-numeric column.
 func NewExtractor(source string, schema *arrow.Schema, opts Options) (*Extractor, error) {
+	return newExtractor(source, schema, opts, nil)
+}
+
+// newExtractor is NewExtractor for an input with partition values: a
+// selected name that is not in the schema may be an integer partition key,
+// whose value is the same on every row.
+func newExtractor(source string, schema *arrow.Schema, opts Options, parts []Partition) (*Extractor, error) {
 	if len(opts.X)+len(opts.Y) == 0 {
 		return nil, newError(ErrColumn, source, nil, "no columns selected for X or Y")
 	}
@@ -84,12 +92,14 @@ func NewExtractor(source string, schema *arrow.Schema, opts Options) (*Extractor
 	for v, names := range [][]string{opts.X, opts.Y} {
 		off := 0
 		for _, name := range names {
-			c, err := e.resolve(schema, name)
+			c, err := e.resolvePartition(schema, name, parts)
 			if err != nil {
 				return nil, err
 			}
-			if err := c.numeric(source); err != nil {
-				return nil, err
+			if c.vals == nil {
+				if err := c.numeric(source); err != nil {
+					return nil, err
+				}
 			}
 			c.view, c.off = view(v), off
 			off += c.width
@@ -114,6 +124,27 @@ func NewExtractor(source string, schema *arrow.Schema, opts Options) (*Extractor
 		e.hasTime = true
 	}
 	return e, nil
+}
+
+// resolvePartition finds the column with the given name in the schema, or
+// among the partition keys.
+func (e *Extractor) resolvePartition(schema *arrow.Schema, name string, parts []Partition) (*column, error) {
+	p, isPart := partitionValue(parts, name)
+	if !isPart {
+		return e.resolve(schema, name)
+	}
+	for _, f := range schema.Fields() {
+		if f.Name == name {
+			return nil, newError(ErrColumn, e.source, nil, "column %q is both in the file and a partition key (a %s=… directory)", name, name)
+		}
+	}
+	if !p.Int {
+		return nil, newError(ErrColumn, e.source, nil, "partition key %q has values that are not integers (such as %q); only integer partition keys can be in X or Y", name, p.Value)
+	}
+	c := &column{name: name, field: -1, typ: arrow.PrimitiveTypes.Int64, width: 1}
+	v, _ := strconv.ParseInt(p.Value, 10, 64)
+	c.vals = &constant{v: float64(v), null: p.Null}
+	return c, nil
 }
 
 // resolve finds the column with the given name.
@@ -282,6 +313,9 @@ func (e *Extractor) Extract(dst *Block, rec arrow.Record) error {
 		return nil
 	}
 	for _, c := range e.cols {
+		if c.field < 0 { // a partition value
+			continue
+		}
 		if err := e.load(c, rec, n); err != nil {
 			dst.resize(0, e.dimX, e.dimY, e.hasTime)
 			return err
@@ -401,4 +435,13 @@ func validity(data arrow.ArrayData, n int) ([]byte, error) {
 		return nil, fmt.Errorf("validity bitmap of %d bytes, want %d", bufs[0].Len(), need)
 	}
 	return bufs[0].Bytes(), nil
+}
+
+// signature returns the names, types and widths of the selected columns.
+func (e *Extractor) signature() []colSig {
+	sig := make([]colSig, len(e.cols))
+	for i, c := range e.cols {
+		sig[i] = colSig{name: c.name, typ: c.typ.String(), width: c.width}
+	}
+	return sig
 }

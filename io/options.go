@@ -1,8 +1,12 @@
 package io
 
 import (
+	"context"
+	"runtime"
+
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"gocloud.dev/blob"
 )
 
 // Options select the columns of the two views and say how to read them. The
@@ -45,6 +49,32 @@ type Options struct {
 	// starts reading at Open); blocks, counts and errors are the same as
 	// without it. Close stops the goroutine: close every Reader.
 	Prefetch bool
+
+	// Where keeps the files of a dataset whose hive partitions meet all
+	// these conditions (see ParseWhere); the others are never opened.
+	Where []Condition
+	// Limit, if positive, ends a DatasetReader after this many rows (kept
+	// rows, after SkipInvalid).
+	Limit int64
+	// Workers is the number of goroutines a DatasetReader decodes on, ahead
+	// of the caller, across files and Parquet row groups; the default (0)
+	// is GOMAXPROCS, at most 4. Results do not depend on it: the blocks
+	// are the same whatever the number of workers.
+	Workers int
+	// OpenBucket opens the bucket of an object-storage URL (the URL without
+	// the key: scheme, host and query parameters). The default is
+	// gocloud.dev's blob.OpenBucket, which knows s3://, gs://, azblob:// and
+	// file://; give your own for other schemes (mem:// in tests) or
+	// credentials set in code.
+	OpenBucket func(ctx context.Context, url string) (*blob.Bucket, error)
+}
+
+// workers returns the number of decoding goroutines.
+func (o *Options) workers() int {
+	if o.Workers > 0 {
+		return o.Workers
+	}
+	return min(runtime.GOMAXPROCS(0), 4)
 }
 
 // DefaultBatchSize is the number of rows per record batch when

@@ -205,3 +205,25 @@ func (e *Extractor) compact(dst *Block) {
 	e.skipped += int64(e.n - k)
 	dst.resize(k, dx, dy, e.hasTime)
 }
+
+// constant is the value of a partition key, the same on every row.
+type constant struct {
+	v    float64
+	null bool
+}
+
+func (v *constant) load(arrow.ArrayData, int, int) error { return nil }
+func (v *constant) setBatch(batch)                       {}
+
+func (v *constant) copy(e *Extractor, c *column, dst *Block, lo, hi int) {
+	out, stride := dst.X, e.dimX
+	if c.view == viewY {
+		out, stride = dst.Y, e.dimY
+	}
+	for i := lo; i < hi; i++ {
+		out[i*stride+c.off] = v.v
+		if v.null {
+			e.invalid(badValue{row: i, col: c, kind: badNull})
+		}
+	}
+}
