@@ -12,7 +12,8 @@ import (
 // exactly Options.BatchSize kept rows (the last one shorter), whatever the
 // files, row groups, record batches and workers: the same rows in the same
 // order give the same blocks, and so the same estimates bit for bit, from
-// one file or from a hundred. Memory is bounded by a fixed number of blocks
+// one file or from a hundred. (A stream, stdin or a pipe, is live: its
+// blocks are handed over as they come, at most BatchSize rows each.) Memory is bounded by a fixed number of blocks
 // in flight (Workers + 2), whatever the number of files, and one open file
 // per worker.
 type DatasetReader struct {
@@ -24,6 +25,7 @@ type DatasetReader struct {
 	bk     *buckets
 	units  []unit
 	batch  int
+	live   bool // a stream (stdin, a pipe): blocks as they come
 
 	dimX, dimY int
 	refSource  string
@@ -121,6 +123,9 @@ func (d *Dataset) Open(ctx context.Context, stdin io.Reader, opts Options) (*Dat
 	r := &DatasetReader{d: d, opts: opts, stdin: stdin, ctx: ctx, cancel: cancel, bk: newBuckets(opts), batch: opts.batchSize()}
 	r.cond = sync.NewCond(&r.mu)
 	r.units = planUnits(d, 4*r.batch)
+	for _, in := range d.Inputs {
+		r.live = r.live || in.Size < 0
+	}
 	r.total = d.Rows()
 	if r.total >= 0 && opts.Limit > 0 {
 		r.total = min(r.total, opts.Limit)
@@ -391,6 +396,9 @@ func (r *DatasetReader) Next() bool {
 		}
 		p := &r.pend
 		avail := p.b.Rows - p.off
+		if r.live && rows == 0 {
+			need = min(need, avail) // what has come, without waiting for more
+		}
 		if rows == 0 && p.off == 0 && avail == need {
 			// A whole block: hand it over as it is.
 			r.cur, r.lent = p.b, p.b

@@ -1,16 +1,17 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"runtime/debug"
+	"strings"
 	"time"
 
-	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/stream"
 )
 
 func runScore(e *env, args []string) error {
-	fs := newFlagSet(e, "score", "FILE --x COLS --y COLS [flags]")
+	fs := newFlagSet(e, "score", "INPUT... --x COLS --y COLS [flags]")
 	var ef estimatorFlags
 	ef.register(fs)
 	ef.registerRFF(fs)
@@ -22,7 +23,7 @@ func runScore(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	path, err := onePath("score", pos)
+	inputs, err := datasetArgs("score", pos)
 	if err != nil {
 		return err
 	}
@@ -48,21 +49,21 @@ func runScore(e *env, args []string) error {
 		defer debug.SetGCPercent(debug.SetGCPercent(50))
 	}
 	start := time.Now()
-	opts, err := in.options(xcols, ycols)
-	if err != nil {
+	if _, err := in.options(xcols, ycols); err != nil {
 		return err
 	}
-	opts.Prefetch = true // decode the next batch while the estimator adds this one
-	r, err := dimeio.Open(path, e.stdin, opts)
+	// The dataset reader decodes ahead on goroutines of its own while the
+	// estimator adds the current block.
+	r, err := in.open(context.Background(), e, inputs, xcols, ycols)
 	if err != nil {
-		return inputError(err)
+		return err
 	}
 	defer r.Close()
 	est, err := stream.New(r.DimX(), r.DimY(), cfg)
 	if err != nil {
 		return err
 	}
-	p := newProgress(e, ef.progress, "score", r.TotalRows())
+	p := newProgress(e, ef.progress, "score", r.TotalRows()).files(r)
 	for r.Next() {
 		if err := est.Add(r.X(), r.Y(), r.Rows()); err != nil {
 			return err
@@ -75,7 +76,7 @@ func runScore(e *env, args []string) error {
 	}
 	est.Skip(r.Skipped())
 	if est.Rows() < 2 {
-		return usagef("%s: %d rows (%d skipped): need at least 2", path, est.Rows(), r.Skipped())
+		return usagef("%s: %d rows (%d skipped): need at least 2", strings.Join(inputs, " "), est.Rows(), r.Skipped())
 	}
 	res, err := est.Result()
 	if err != nil {
@@ -87,6 +88,6 @@ func runScore(e *env, args []string) error {
 		}
 	}
 	rep := rffReport(res, time.Since(start))
-	rep.Input = path
+	rep.Input = describeInput(inputs, r)
 	return printReport(e.stdout, rep, ef.asJSON)
 }
