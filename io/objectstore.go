@@ -133,6 +133,9 @@ func blobError(source string, err error, what string) error {
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
+	if strings.HasPrefix(source, "s3://") && strings.Contains(err.Error(), "region") {
+		what += " (set AWS_REGION, or add ?region=… to the URL)"
+	}
 	return newError(ErrDataset, source, err, "%s", what)
 }
 
