@@ -66,6 +66,7 @@ type unit struct {
 	input  int
 	groups *groupRange // nil: the whole input
 	last   bool        // the last unit of its input
+	start  int64       // its first row in the dataset, or -1 if not known
 }
 
 // unitQueue holds the decoded blocks of a unit, in order.
@@ -196,13 +197,39 @@ func planUnits(d *Dataset, minRows int) []unit {
 		}
 		units[len(units)-1].last = true
 	}
+	// The first row of each unit in the dataset, while the rows of the
+	// inputs before it are known.
+	var at int64
+	for i := range units {
+		units[i].start = -1
+		if at < 0 {
+			continue
+		}
+		units[i].start = at
+		in := d.Inputs[units[i].input]
+		switch {
+		case in.RowGroups == nil:
+			at = -1
+		case units[i].groups == nil:
+			at += in.Rows
+		default:
+			for _, n := range in.RowGroups[units[i].groups.first : units[i].groups.first+units[i].groups.count] {
+				at += n
+			}
+		}
+	}
 	return units
 }
 
 // openUnit opens the reader of a unit.
 func (r *DatasetReader) openUnit(u int) (*Reader, error) {
 	un := r.units[u]
-	return openInput(r.ctx, r.bk, r.d.Inputs[un.input], r.stdin, r.opts, un.groups)
+	opts := r.opts
+	if un.start >= 0 && !opts.SkipInvalid {
+		// Cut the unit's batches where the dataset's blocks end.
+		opts.headRows = int((int64(r.batch) - un.start%int64(r.batch)) % int64(r.batch))
+	}
+	return openInput(r.ctx, r.bk, r.d.Inputs[un.input], r.stdin, opts, un.groups)
 }
 
 // work is a decoding goroutine: it takes the next unit, decodes its blocks

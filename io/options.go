@@ -67,6 +67,12 @@ type Options struct {
 	// file://; give your own for other schemes (mem:// in tests) or
 	// credentials set in code.
 	OpenBucket func(ctx context.Context, url string) (*blob.Bucket, error)
+
+	// headRows, if positive, is the number of rows of the first Parquet
+	// batch: a DatasetReader aligns the batches of a file that starts in
+	// the middle of a block of the dataset on the dataset's blocks, so
+	// that most blocks are handed over without a copy.
+	headRows int
 }
 
 // workers returns the number of decoding goroutines.

@@ -38,7 +38,10 @@ func (r *Reader) openParquet(f readerAtSeeker, opts Options, rg *groupRange) (er
 	if err := checkEmbeddedArrowSchema(pf.MetaData().KeyValueMetadata()); err != nil {
 		return newError(ErrFormat, r.source, err, "corrupt Parquet file")
 	}
-	batch := opts.batchSize()
+	// A file smaller than a batch is read in one batch of its size: the
+	// column readers reserve buffers for a whole batch, which for a small
+	// file of a dataset would cost more than its rows.
+	batch := int(min(int64(opts.batchSize()), max(1, pf.NumRows())))
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(batch)}, mem)
 	if err != nil {
 		return newError(ErrFormat, r.source, err, "reading the Parquet schema")
@@ -93,7 +96,7 @@ func (r *Reader) openParquet(f readerAtSeeker, opts Options, rg *groupRange) (er
 	for _, l := range leaves {
 		included[l] = true
 	}
-	src := &parquetSource{source: r.source, batch: int64(batch), total: total, mem: mem}
+	src := &parquetSource{source: r.source, batch: int64(batch), head: int64(opts.headRows), total: total, mem: mem}
 	outFields := make([]arrow.Field, 0, len(fields))
 	for _, fidx := range fields {
 		c, err := fr.GetFieldReader(context.Background(), fidx, included, groups)
@@ -135,6 +138,7 @@ type parquetSource struct {
 	cols   []*pqarrow.ColumnReader
 	schema *arrow.Schema
 	batch  int64
+	head   int64 // rows of the first batch, if not 0 (see Options.headRows)
 	total  int64 // rows in the file's metadata
 	rows   int64 // rows read
 	mem    memory.Allocator
@@ -159,9 +163,13 @@ func (p *parquetSource) Next() bool {
 		}
 		p.arrs = p.arrs[:0]
 	}()
+	want := p.batch
+	if p.head > 0 {
+		want, p.head = p.head, 0
+	}
 	n := 0
 	for i, c := range p.cols {
-		a, err := p.column(c)
+		a, err := p.column(c, want)
 		if err != nil {
 			p.err = fmt.Errorf("column %q: %w", p.schema.Field(i).Name, err)
 			return false
@@ -191,9 +199,9 @@ func (p *parquetSource) Next() bool {
 }
 
 // column reads the next batch of a column as one array.
-func (p *parquetSource) column(c *pqarrow.ColumnReader) (a arrow.Array, err error) {
+func (p *parquetSource) column(c *pqarrow.ColumnReader, n int64) (a arrow.Array, err error) {
 	defer recoverDecoder(p.source, &err)
-	chunked, err := c.NextBatch(p.batch)
+	chunked, err := c.NextBatch(n)
 	if err != nil {
 		return nil, err
 	}
