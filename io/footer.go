@@ -17,23 +17,11 @@ func readFooter(ctx context.Context, bk *buckets, in Input, opts Options) (group
 	defer recoverDecoder(source, &err)
 	var f readerAtSeeker
 	if isURL(in.Path) {
-		o, err := parseObjectURL(in.Path)
+		b, key, size, err := openObject(ctx, bk, in.Path, in.Size)
 		if err != nil {
 			return nil, err
 		}
-		b, err := bk.get(ctx, o, source)
-		if err != nil {
-			return nil, err
-		}
-		size := in.Size
-		if size < 0 {
-			attrs, err := b.Attributes(ctx, o.key)
-			if err != nil {
-				return nil, blobError(source, err, "reading the object's attributes")
-			}
-			size = attrs.Size
-		}
-		bf := newBlobFile(ctx, b, o.key, source, size)
+		bf := newBlobFile(ctx, b, key, source, size)
 		defer bf.Close()
 		f = bf
 	} else {

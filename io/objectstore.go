@@ -67,11 +67,7 @@ func parseObjectURL(s string) (objectURL, error) {
 // withKey returns the URL of another key of the same bucket.
 func (o objectURL) withKey(key string) string {
 	u := *o.u
-	u.Path = "/" + key
-	u.RawPath = ""
-	if o.u.Scheme == "file" && o.u.Host == "." {
-		u.Path = "/" + key
-	}
+	u.Path, u.RawPath = "/"+key, ""
 	return u.String()
 }
 
@@ -137,6 +133,27 @@ func blobError(source string, err error, what string) error {
 		what += " (set AWS_REGION, or add ?region=… to the URL)"
 	}
 	return newError(ErrDataset, source, err, "%s", what)
+}
+
+// openObject returns the bucket and key of an object input and its size
+// (size, or from the object's attributes when size < 0).
+func openObject(ctx context.Context, bk *buckets, path string, size int64) (*blob.Bucket, string, int64, error) {
+	o, err := parseObjectURL(path)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	b, err := bk.get(ctx, o, path)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	if size < 0 {
+		attrs, err := b.Attributes(ctx, o.key)
+		if err != nil {
+			return nil, "", 0, blobError(path, err, "reading the object's attributes")
+		}
+		size = attrs.Size
+	}
+	return b, o.key, size, nil
 }
 
 // resolveURL returns the data files of an object-storage URL: an object, a

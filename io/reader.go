@@ -136,35 +136,24 @@ func openInput(ctx context.Context, bk *buckets, in Input, stdin io.Reader, opts
 		}
 		in2 = stdin
 	case isURL(path):
-		o, err := parseObjectURL(path)
-		if err != nil {
-			return nil, err
-		}
 		if bk == nil {
 			bk = newBuckets(opts)
 			r.closers = append(r.closers, closerFunc(func() error { bk.close(); return nil }))
 		}
-		b, err := bk.get(ctx, o, source)
+		b, key, n, err := openObject(ctx, bk, path, in.Size)
 		if err != nil {
 			return fail(err)
 		}
-		size = in.Size
-		if size < 0 {
-			attrs, err := b.Attributes(ctx, o.key)
-			if err != nil {
-				return fail(blobError(source, err, "reading the object's attributes"))
-			}
-			size = attrs.Size
-		}
+		size = n
 		if size == 0 {
 			return fail(newError(ErrFormat, source, nil, "empty file (0 bytes)"))
 		}
 		if format == Parquet || format == IPCFile {
-			f := newBlobFile(ctx, b, o.key, source, size)
+			f := newBlobFile(ctx, b, key, source, size)
 			r.closers = append(r.closers, f)
 			ra = f
 		} else {
-			br, err := b.NewReader(ctx, o.key, nil)
+			br, err := b.NewReader(ctx, key, nil)
 			if err != nil {
 				return fail(blobError(source, err, "reading"))
 			}

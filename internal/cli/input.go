@@ -21,6 +21,9 @@ type inputFlags struct {
 	skipInvalid bool
 	where       string
 	limit       int64
+	// workers is the number of decoding goroutines (0: the reader's
+	// default); not a flag.
+	workers int
 }
 
 func (f *inputFlags) register(fs *flagSet) {
@@ -33,7 +36,7 @@ func (f *inputFlags) register(fs *flagSet) {
 
 // options returns the reader options for the given views.
 func (f *inputFlags) options(xcols, ycols []string) (dimeio.Options, error) {
-	opts := dimeio.Options{X: xcols, Y: ycols, BatchSize: f.batchSize, SkipInvalid: f.skipInvalid, Limit: f.limit}
+	opts := dimeio.Options{X: xcols, Y: ycols, BatchSize: f.batchSize, SkipInvalid: f.skipInvalid, Limit: f.limit, Workers: f.workers}
 	if f.format != "" {
 		format, err := dimeio.ParseFormat(f.format)
 		if err != nil {

@@ -17,6 +17,10 @@ func runScore(e *env, args []string) error {
 	ef.registerRFF(fs)
 	var in inputFlags
 	in.register(fs)
+	// One decoding goroutine ahead of the estimator: it decodes millions
+	// of rows/s where the estimator adds thousands, and each more worker
+	// would hold an open file and blocks in memory for nothing.
+	in.workers = 1
 	save := fs.String("save-state", "", "save the estimator's state to this file (combine shards with dime merge)")
 	pilot := fs.Int("pilot-rows", stream.DefaultPilotRows, "rows held back to choose median or auto bandwidths")
 	pos, err := parseFlags(fs, args)
