@@ -45,6 +45,7 @@ type DatasetReader struct {
 
 	// the caller's
 	out        Block
+	empty      Block
 	cur        *Block
 	lent       *Block // a pool block handed out as cur
 	pend       piece
@@ -397,10 +398,11 @@ func (r *DatasetReader) Next() bool {
 	r.cur = &r.out
 	r.out.Rows = 0
 	if r.done {
+		r.cur = &r.empty
 		return false
 	}
 	if r.pendingErr != nil {
-		r.err, r.done = r.pendingErr, true
+		r.err, r.done, r.cur = r.pendingErr, true, &r.empty
 		return false
 	}
 	need := r.batch
@@ -415,7 +417,7 @@ func (r *DatasetReader) Next() bool {
 				r.pendingErr = err
 				break
 			}
-			r.err, r.done = err, true
+			r.err, r.done, r.cur = err, true, &r.empty
 			return false
 		}
 		if !ok {
@@ -439,7 +441,7 @@ func (r *DatasetReader) Next() bool {
 		rows += take
 	}
 	if rows == 0 {
-		r.done = true
+		r.done, r.cur = true, &r.empty
 		return false
 	}
 	if r.cur == &r.out {
