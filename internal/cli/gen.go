@@ -4,7 +4,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
+	"io"
+	iofs "io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -25,6 +26,7 @@ func runGen(e *env, args []string) error {
 	format := fs.String("format", "", "output format (default: from the extension; parquet with --files)")
 	files := fs.Int("files", 0, "write a hive-partitioned dataset of this many files to the directory --out: DIR/part=00000/part-00000.parquet, … (rows split evenly, in order)")
 	progressMode := fs.String("progress", "auto", "progress on stderr: auto, always or never")
+	force := fs.Bool("force", false, "let --out write through a symbolic link, FIFO or device (as the shell's > would)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -67,46 +69,58 @@ func runGen(e *env, args []string) error {
 	columns := append(dimeio.ColumnNames("x", *dim), dimeio.ColumnNames("y", *dim)...)
 	p := newProgress(e, *progressMode, "gen", *rows)
 	if explicit["files"] {
-		if err := genDataset(e, src, *out, *files, f, columns, *rows, *dim, p); err != nil {
+		if err := genDataset(src, *out, *files, f, columns, *rows, *dim, p); err != nil {
 			return err
 		}
 		p.done()
 		fmt.Fprintf(e.stderr, "wrote %d rows of %v data (%d columns per view) to %d files in %s\n", *rows, kind, *dim, *files, *out)
 		return nil
 	}
-	var w *dimeio.TableWriter
-	if *out == "-" {
-		if f == dimeio.Auto {
-			f = dimeio.IPCStream
+	switch {
+	case f != dimeio.Auto:
+	case *out == "-":
+		f = dimeio.IPCStream
+	default:
+		if f, err = dimeio.FormatFromPath(*out); err != nil {
+			return usagef("--out %s: cannot tell the format from the extension (want .parquet, .arrow, .arrows or .csv); give --format", *out)
 		}
-		w, err = dimeio.NewTableWriter(e.stdout, f, columns, dimeio.WriterOptions{})
-	} else {
-		w, err = dimeio.Create(*out, f, columns, dimeio.WriterOptions{})
 	}
+	dst, err := newOutput(e, "--out", *out, *force)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
-	if err := genRows(src, w, *dim, 0, *rows, p); err != nil {
-		w.Close()
-		return fmt.Errorf("writing %s: %w", *out, err)
+	err = dst.write(func(sink io.Writer) error {
+		w, err := dimeio.NewTableWriter(sink, f, columns, dimeio.WriterOptions{})
+		if err != nil {
+			return usageError{err}
+		}
+		err = genRows(src, w, *dim, *rows, 0, p)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", *out, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	p.done()
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", *out, err)
-	}
 	if *out != "-" {
 		fmt.Fprintf(e.stderr, "wrote %d rows of %v data (%d columns per view) to %s\n", *rows, kind, *dim, *out)
 	}
 	return nil
 }
 
-// genRows writes rows [done, done+n) of the stream to w, counting in p.
-func genRows(src *synth.Stream, w *dimeio.TableWriter, d int, done, n int64, p *progress) error {
+// genRows writes n rows of the stream to w, counting in p from the from
+// rows written before.
+func genRows(src *synth.Stream, w *dimeio.TableWriter, d int, n, from int64, p *progress) error {
 	const block = 4096
 	x, y := make([]float64, block*d), make([]float64, block*d)
 	table := make([]float64, block*2*d)
-	for end := done + n; done < end; {
-		b := int(min(int64(block), end-done))
+	for done := int64(0); done < n; {
+		b := int(min(int64(block), n-done))
 		src.Fill(x[:b*d], y[:b*d])
 		for i := 0; i < b; i++ {
 			copy(table[i*2*d:], x[i*d:(i+1)*d])
@@ -116,7 +130,7 @@ func genRows(src *synth.Stream, w *dimeio.TableWriter, d int, done, n int64, p *
 			return err
 		}
 		done += int64(b)
-		p.update(done)
+		p.update(from + done)
 	}
 	return nil
 }
@@ -126,7 +140,7 @@ func genRows(src *synth.Stream, w *dimeio.TableWriter, d int, done, n int64, p *
 // values are zero-padded so that the files sort in the order of their rows
 // (a dataset is read sorted by path), and part is an integer partition key
 // that --where and --x/--y can use. Nothing is left of dir on an error.
-func genDataset(e *env, src *synth.Stream, dir string, n int, f dimeio.Format, columns []string, rows int64, d int, p *progress) error {
+func genDataset(src *synth.Stream, dir string, n int, f dimeio.Format, columns []string, rows int64, d int, p *progress) error {
 	switch {
 	case n < 1 || n > 100000:
 		return usagef("--files %d: want 1 to 100000", n)
@@ -140,11 +154,11 @@ func genDataset(e *env, src *synth.Stream, dir string, n int, f dimeio.Format, c
 	}
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return usagef("--out %s: the directory exists and is not empty; gen --files writes a new dataset and overwrites nothing", dir)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	} else if err != nil && !errors.Is(err, iofs.ErrNotExist) {
 		return usagef("--out %s: %v", dir, err)
 	}
 	created := false
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(dir); errors.Is(err, iofs.ErrNotExist) {
 		created = true
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -177,7 +191,7 @@ func genDataset(e *env, src *synth.Stream, dir string, n int, f dimeio.Format, c
 		if err != nil {
 			return fail(err)
 		}
-		if err := genRows(src, w, d, done, count, p); err != nil {
+		if err := genRows(src, w, d, count, done, p); err != nil {
 			w.Close()
 			return fail(fmt.Errorf("writing %s: %w", path, err))
 		}
