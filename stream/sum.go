@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"math"
 
 	"github.com/dime-project/dime/covariance"
 )
@@ -28,8 +29,9 @@ import (
 // and 16 bytes per accumulator entry: about three times an estimator's
 // memory. It is not safe for concurrent use.
 type Sum struct {
-	est  *Estimator // settings, bandwidths and row counts; its accumulators stay empty
-	sums []covariance.ExactSum
+	est           *Estimator // settings, bandwidths and shard ids; no rows, empty accumulators
+	sums          []covariance.ExactSum
+	rows, skipped int64
 }
 
 // Add adds the rows of e, flushing its shuffle buffer first. The Sum takes e
@@ -55,6 +57,7 @@ func (s *Sum) Add(e *Estimator) error {
 	// sum does not depend on which estimator came first.
 	e.haveLastY = false
 	clear(e.lastY)
+	t.rows, t.skipped, e.rows, e.skipped = e.rows, e.skipped, 0, 0
 	if s.est == nil {
 		*s = *t
 		return nil
@@ -77,8 +80,11 @@ func (s *Sum) Merge(other *Sum) error {
 		for i := range sums {
 			sums[i].Merge(&other.sums[i]) // into an empty sum: a copy
 		}
-		s.est, s.sums = c, sums
+		s.est, s.sums, s.rows, s.skipped = c, sums, other.rows, other.skipped
 		return nil
+	}
+	if s.rows > math.MaxInt64-other.rows || s.skipped > math.MaxInt64-other.skipped {
+		return fmt.Errorf("%w: row counts overflow (%d + %d rows, %d + %d skipped)", ErrIncompatible, s.rows, other.rows, s.skipped, other.skipped)
 	}
 	if len(s.sums) == len(other.sums) {
 		for i := range s.sums {
@@ -87,11 +93,13 @@ func (s *Sum) Merge(other *Sum) error {
 			}
 		}
 	}
-	// The templates' accumulators are empty: their Merge checks every
-	// setting, adds the row counts and leaves the accumulators empty.
+	// The templates have no rows and empty accumulators: their Merge checks
+	// every setting and the shard ids, and leaves them so.
 	if err := s.est.Merge(other.est); err != nil {
 		return err
 	}
+	s.rows += other.rows
+	s.skipped += other.skipped
 	for i := range s.sums {
 		if err := s.sums[i].Merge(&other.sums[i]); err != nil {
 			return fmt.Errorf("%w: %v", ErrIncompatible, err) // checked above: not reached
@@ -101,12 +109,7 @@ func (s *Sum) Merge(other *Sum) error {
 }
 
 // Rows returns the number of rows added.
-func (s *Sum) Rows() int64 {
-	if s.est == nil {
-		return 0
-	}
-	return s.est.rows
-}
+func (s *Sum) Rows() int64 { return s.rows }
 
 // Empty reports whether nothing was added yet.
 func (s *Sum) Empty() bool { return s.est == nil }
@@ -132,6 +135,7 @@ func (s *Sum) Estimator() (*Estimator, error) {
 			return nil, err
 		}
 	}
+	e.rows, e.skipped = s.rows, s.skipped
 	return e, nil
 }
 
@@ -145,9 +149,11 @@ func (e *Estimator) clone() (*Estimator, error) {
 }
 
 // The encoding of a Sum, version 1, little-endian: magic "dimeSM", version,
-// then either nothing (an empty Sum) or the state of the estimator with empty
-// accumulators (WriteState) and the number of exact sums, each length-prefixed,
-// and a CRC-32C of every byte before it.
+// then either 0 (an empty Sum) or 1 followed by the row and skipped-row
+// counts (8 bytes each), the state of the estimator that holds the settings
+// and shard ids (WriteState: no rows, empty accumulators) and the exact
+// sums, P + 3 of them, each with its length (4 bytes), and a CRC-32C of
+// every byte before it.
 const (
 	sumMagic   = "dimeSM"
 	sumVersion = 1
@@ -158,12 +164,13 @@ func (s *Sum) MarshalBinary() ([]byte, error) {
 	le := binary.LittleEndian
 	b := append([]byte(sumMagic), sumVersion, boolByte(s.est != nil))
 	if s.est != nil {
+		b = le.AppendUint64(b, uint64(s.rows))
+		b = le.AppendUint64(b, uint64(s.skipped))
 		st, err := s.est.MarshalBinary()
 		if err != nil {
 			return nil, err
 		}
 		b = appendBytes(b, st)
-		b = le.AppendUint32(b, uint32(len(s.sums)))
 		for i := range s.sums {
 			enc, err := s.sums[i].MarshalBinary()
 			if err != nil {
@@ -178,56 +185,78 @@ func (s *Sum) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary implements encoding.BinaryUnmarshaler. Bytes that are not
 // a Sum's encoding give an error matching ErrState, and s is left unchanged.
 func (s *Sum) UnmarshalBinary(data []byte) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: sum: %s", ErrState, fmt.Sprintf(format, args...))
+	}
+	le := binary.LittleEndian
 	head := len(sumMagic) + 2
 	if len(data) < head+4 || string(data[:len(sumMagic)]) != sumMagic {
-		return fmt.Errorf("%w: not a dime sum (bad magic)", ErrState)
+		return bad("not a dime sum (bad magic)")
 	}
 	if v := data[len(sumMagic)]; v != sumVersion {
-		return fmt.Errorf("%w: sum version %d, this build reads version %d", ErrState, v, sumVersion)
+		return bad("version %d, this build reads version %d", v, sumVersion)
 	}
 	body := data[:len(data)-4]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(body):]) {
-		return fmt.Errorf("%w: sum checksum mismatch (truncated or corrupted)", ErrState)
+	if crc32.Checksum(body, castagnoli) != le.Uint32(data[len(body):]) {
+		return bad("checksum mismatch (truncated or corrupted)")
 	}
-	r := &stateReader{b: body[head:]}
-	if data[head-1] == 0 {
-		if len(r.b) != 0 {
-			return fmt.Errorf("%w: %d bytes after an empty sum", ErrState, len(r.b))
+	b := body[head:]
+	switch data[head-1] {
+	case 0:
+		if len(b) != 0 {
+			return bad("%d bytes after an empty sum", len(b))
 		}
 		*s = Sum{}
 		return nil
+	case 1:
+	default:
+		return bad("flag %d", data[head-1])
 	}
-	st := r.bytes()
-	if r.err != nil {
-		return r.err
+	// next returns the next length-prefixed field.
+	next := func() ([]byte, bool) {
+		if len(b) < 4 || uint64(le.Uint32(b)) > uint64(len(b)-4) {
+			return nil, false
+		}
+		n := le.Uint32(b)
+		v := b[4 : 4+n]
+		b = b[4+n:]
+		return v, true
+	}
+	if len(b) < 16 {
+		return bad("truncated")
+	}
+	rows, skipped := le.Uint64(b), le.Uint64(b[8:])
+	b = b[16:]
+	if rows > math.MaxInt64 || skipped > math.MaxInt64 {
+		return bad("row counts %d and %d out of range", rows, skipped)
+	}
+	st, ok := next()
+	if !ok {
+		return bad("truncated")
 	}
 	e, err := ReadState(bytes.NewReader(st))
 	if err != nil {
 		return err
 	}
-	n := int(r.u32())
-	if r.err == nil && n != len(e.accs) {
-		return fmt.Errorf("%w: %d exact sums for %d accumulators", ErrState, n, len(e.accs))
+	if e.rows != 0 || e.skipped != 0 {
+		return bad("the settings hold rows")
 	}
 	sums := make([]covariance.ExactSum, len(e.accs))
 	for i, a := range e.accs {
-		enc := r.bytes()
-		if r.err != nil {
-			return r.err
-		}
-		if a.Weight() != 0 {
-			return fmt.Errorf("%w: the settings of a sum hold rows", ErrState)
+		enc, ok := next()
+		if !ok {
+			return bad("truncated: %d of %d exact sums", i, len(e.accs))
 		}
 		if err := sums[i].UnmarshalBinary(enc); err != nil {
-			return fmt.Errorf("%w: %v", ErrState, err)
+			return bad("%v", err)
 		}
 		if sums[i].Description() != a.Description() {
-			return fmt.Errorf("%w: exact sum %d does not belong to these settings", ErrState, i)
+			return bad("exact sum %d does not belong to these settings", i)
 		}
 	}
-	if len(r.b) != 0 {
-		return fmt.Errorf("%w: %d bytes of trailing data", ErrState, len(r.b))
+	if len(b) != 0 {
+		return bad("%d bytes of trailing data", len(b))
 	}
-	s.est, s.sums = e, sums
+	s.est, s.sums, s.rows, s.skipped = e, sums, int64(rows), int64(skipped)
 	return nil
 }

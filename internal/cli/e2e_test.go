@@ -48,7 +48,15 @@ func TestMain(m *testing.M) {
 // runBinary runs the built command.
 func runBinary(t *testing.T, stdin []byte, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runBinaryIn(t, "", stdin, args...)
+}
+
+// runBinaryIn runs the built command in the working directory dir ("" for
+// the test's).
+func runBinaryIn(t *testing.T, dir string, stdin []byte, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	cmd := exec.Command(dimeBinary, args...)
+	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -352,8 +360,8 @@ func TestBadInputs(t *testing.T) {
 		{"bad kernel", base(good, "--kernel", "rbf"), 2, []string{"--kernel"}},
 		{"orthogonal laplacian", base(good, "--kernel", "laplacian", "--variant", "orthogonal"), 2, []string{"orthogonal"}},
 		{"no x", []string{"score", good, "--y", "y0"}, 2, []string{"--x"}},
-		{"no file", []string{"score", "--x", "x0", "--y", "y0"}, 2, []string{"input file"}},
-		{"two files", []string{"score", good, good, "--x", "x0", "--y", "y0"}, 2, []string{"one input file"}},
+		{"no file", []string{"score", "--x", "x0", "--y", "y0"}, 2, []string{"needs input"}},
+		{"file and stdin", []string{"score", good, "-", "--x", "x0", "--y", "y0"}, 2, []string{"stdin", "cannot be combined"}},
 		{"unknown flag", base(good, "--bogus"), 2, []string{"-bogus"}},
 		{"bad format", base(good, "--format", "xlsx"), 2, []string{"--format"}},
 		{"exact sample too large", []string{"exact", good, "--x", "x0", "--y", "y0", "--sample", "9000"}, 2, []string{"--force"}},
