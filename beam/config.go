@@ -24,6 +24,9 @@ type Config struct {
 	Stream stream.Config
 	// Format overrides the format that file extensions give.
 	Format dimeio.Format
+	// Where keeps the files whose hive partitions meet every condition
+	// (dimeio.ParseWhere); the others are never opened.
+	Where []dimeio.Condition
 	// BatchSize is the number of rows per block read (dimeio's default
 	// when 0).
 	BatchSize int
@@ -94,7 +97,7 @@ func (c Config) splitRows() int64 {
 // readOptions returns the options of dimeio for the views.
 func (c Config) readOptions() dimeio.Options {
 	return dimeio.Options{
-		X: c.Stream.XColumns, Y: c.Stream.YColumns, Format: c.Format,
+		X: c.Stream.XColumns, Y: c.Stream.YColumns, Format: c.Format, Where: c.Where,
 		BatchSize: c.BatchSize, SkipInvalid: c.SkipInvalid, Prefetch: true,
 	}
 }

@@ -3,23 +3,17 @@ package dimebeam
 import (
 	"context"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 
 	dimeio "github.com/dime-project/dime/io"
 )
 
-// Split is a unit of work of a pipeline: a data file, or a range of row
-// groups of a Parquet file. Each split is read by one worker into an
-// estimator of its own, whose state is what the pipeline combines.
+// Split is a unit of work of a pipeline: a data file of the dataset, or a
+// range of row groups of a Parquet file. Each split is read by one worker
+// into an estimator of its own, whose state is what the pipeline combines.
 type Split struct {
-	// Path is the file's path or URL.
-	Path string
-	// Format is the file's format (never dimeio.Auto).
-	Format dimeio.Format
+	// Input is the data file (package io's dataset layer: a local path or
+	// an object-storage URL, its format, hive partitions, row groups).
+	Input dimeio.Input
 	// FirstGroup and Groups are the row groups read (Groups = 0: the whole
 	// file).
 	FirstGroup, Groups int
@@ -30,87 +24,62 @@ type Split struct {
 // String names the split in errors and logs.
 func (s Split) String() string {
 	if s.Groups == 0 {
-		return s.Path
+		return s.Input.Path
 	}
-	return fmt.Sprintf("%s (row groups %d to %d)", s.Path, s.FirstGroup, s.FirstGroup+s.Groups-1)
+	return fmt.Sprintf("%s (row groups %d to %d)", s.Input.Path, s.FirstGroup, s.FirstGroup+s.Groups-1)
 }
 
-// listInputs returns the data files that pattern names, sorted: a file, a
-// directory (recursively: files with a known extension, or every file with
-// a format given, skipping names that start with "." or "_"), or a glob.
-func listInputs(_ context.Context, pattern string, format dimeio.Format) ([]string, error) {
-	if pattern == "" {
-		return nil, fmt.Errorf("dimebeam: empty input")
-	}
-	keep := func(path string) bool {
-		if format != dimeio.Auto {
-			return true
-		}
-		_, err := dimeio.FormatFromPath(path)
-		return err == nil
-	}
-	var files []string
-	switch st, err := os.Stat(pattern); {
-	case err == nil && st.IsDir():
-		err := filepath.WalkDir(pattern, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if path != pattern && (strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_")) {
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !d.IsDir() && keep(path) {
-				files = append(files, path)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		if len(files) == 0 {
-			return nil, fmt.Errorf("dimebeam: %s: no data files in the directory", pattern)
-		}
-	case err == nil:
-		files = []string{pattern}
-	case strings.ContainsAny(pattern, "*?["):
-		matches, gerr := filepath.Glob(pattern)
-		if gerr != nil {
-			return nil, fmt.Errorf("dimebeam: %s: %v", pattern, gerr)
-		}
-		for _, m := range matches {
-			if st, err := os.Stat(m); err == nil && !st.IsDir() && keep(m) {
-				files = append(files, m)
-			}
-		}
-		if len(files) == 0 {
-			return nil, fmt.Errorf("dimebeam: %s: the pattern matches no data file", pattern)
-		}
-	default:
+// resolve returns the data files that names (files, directories, globs,
+// object-storage URLs) name together, sorted by path, each once, as dime
+// score reads them.
+func resolve(ctx context.Context, names []string, cfg Config) ([]dimeio.Input, error) {
+	d, err := dimeio.Resolve(ctx, names, cfg.readOptions())
+	if err != nil {
 		return nil, err
 	}
-	slices.Sort(files)
-	return files, nil
+	return d.Inputs, nil
 }
 
-// planSplits returns the splits of a data file: the whole file, as long as
-// the io package cannot read a range of row groups.
-func planSplits(_ context.Context, path string, cfg Config) ([]Split, error) {
-	format := cfg.Format
-	if format == dimeio.Auto {
-		f, err := dimeio.FormatFromPath(path)
-		if err != nil {
+// planSplits returns the splits of a data file: the whole file, or for a
+// Parquet file of more than Config.SplitRows rows, runs of consecutive row
+// groups of at least SplitRows rows each (the last one may be smaller).
+func planSplits(ctx context.Context, in dimeio.Input, cfg Config) ([]Split, error) {
+	if in.Format == dimeio.Parquet && in.RowGroups == nil {
+		d := &dimeio.Dataset{Inputs: []dimeio.Input{in}}
+		if err := d.ReadFooters(ctx, cfg.readOptions()); err != nil {
 			return nil, err
 		}
-		format = f
+		in = d.Inputs[0]
 	}
-	return []Split{{Path: path, Format: format}}, nil
+	limit := cfg.splitRows()
+	if in.Format != dimeio.Parquet || in.Rows <= limit || len(in.RowGroups) < 2 {
+		return []Split{{Input: in}}, nil
+	}
+	var splits []Split
+	cur := Split{Input: in}
+	var rows, first int64
+	for g, n := range in.RowGroups {
+		if cur.Groups == 0 {
+			cur.FirstGroup, cur.FirstRow = g, first
+		}
+		cur.Groups++
+		rows += n
+		first += n
+		if rows >= limit {
+			splits = append(splits, cur)
+			cur, rows = Split{Input: in}, 0
+		}
+	}
+	if cur.Groups > 0 {
+		splits = append(splits, cur)
+	}
+	return splits, nil
 }
 
 // openSplit opens a split for reading.
-func openSplit(_ context.Context, s Split, opts dimeio.Options) (*dimeio.Reader, error) {
-	opts.Format = s.Format
-	return dimeio.Open(s.Path, nil, opts)
+func openSplit(ctx context.Context, s Split, opts dimeio.Options) (*dimeio.Reader, error) {
+	if s.Groups == 0 {
+		return dimeio.OpenInput(ctx, s.Input, nil, opts)
+	}
+	return dimeio.OpenRowGroups(ctx, s.Input, s.FirstGroup, s.Groups, opts)
 }

@@ -12,11 +12,13 @@
 // estimator of every row (stream.WriteState; dime merge and
 // stream.ReadState read it), in these steps:
 //
-//  1. the names are expanded on a worker into data files, sorted, each once;
+//  1. the names are resolved together on a worker by package io's dataset
+//     layer (dimeio.Resolve) into data files, sorted, each once, as dime
+//     score resolves its arguments;
 //  2. each file becomes a Split (a Parquet file of more than
 //     Config.SplitRows rows becomes several splits of whole row groups,
-//     once the io package can open a range of them), and the splits, not
-//     rows, are redistributed over the workers (beam.Reshuffle);
+//     read with dimeio.OpenRowGroups), and the splits, not rows, are
+//     redistributed over the workers (beam.Reshuffle);
 //  3. each split is read by package io, block by block in constant memory,
 //     into a stream.Estimator of its own, whose state is the split's output;
 //  4. a CombineFn (CreateAccumulator, AddInput, MergeAccumulators,
@@ -60,10 +62,12 @@
 //
 // # Datasets
 //
-// Inputs are local files, directories (read recursively; names starting
-// with "." or "_" are skipped) and globs, in the formats of package io
-// (Parquet, Arrow IPC files and streams, CSV). Every worker must be able to
-// read them. Outputs (WriteFile) go through Beam's filesystem registry:
+// Inputs are what dime score takes, read through package io's dataset
+// layer: local files, directories (read recursively; names starting with
+// "." or "_" are skipped), globs, hive partitions (Config.Where keeps some
+// of them) and object-storage URLs (s3://, gs://, azblob://, as package io
+// opens them), in the formats of package io (Parquet, Arrow IPC files and
+// streams, CSV). Every worker must be able to read them. Outputs (WriteFile) go through Beam's filesystem registry:
 // local paths, and gs:// or s3:// in programs that import those
 // filesystems, as the dimebeam command does.
 //

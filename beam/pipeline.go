@@ -5,24 +5,26 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/filter"
 
 	"github.com/dime-project/dime/exact"
+	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/stream"
 )
 
 func init() {
-	register.DoFn3x1[context.Context, string, func(string), error](&listFn{})
-	register.DoFn3x1[context.Context, string, func(Split), error](&splitFn{})
+	register.DoFn4x1[context.Context, int, func(*string) bool, func(dimeio.Input), error](&resolveFn{})
+	register.DoFn3x1[context.Context, dimeio.Input, func(Split), error](&splitFn{})
 	register.DoFn2x2[context.Context, Split, Sample, error](&sampleFn{})
 	register.DoFn2x2[context.Context, Sample, Bandwidths, error](&chooseFn{})
 	register.DoFn3x2[context.Context, Split, Bandwidths, []byte, error](&scoreFn{})
 	register.DoFn2x2[context.Context, []byte, stream.Result, error](&resultFn{})
-	register.Emitter1[string]()
+	register.Iter1[string]()
+	register.Emitter1[dimeio.Input]()
 	register.Emitter1[Split]()
 	register.Combiner3[Sample, Sample, Sample](&sampleCombineFn{})
 	register.Combiner3[*stream.Sum, []byte, []byte](&sumFn{})
@@ -53,21 +55,11 @@ func Check(ctx context.Context, inputs []string, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	var first string
-	for _, in := range inputs {
-		files, err := listInputs(ctx, in, cfg.Format)
-		if err != nil {
-			return err
-		}
-		if first == "" || files[0] < first {
-			first = files[0]
-		}
-	}
-	splits, err := planSplits(ctx, first, cfg)
+	all, err := resolve(ctx, inputs, cfg)
 	if err != nil {
 		return err
 	}
-	r, err := openSplit(ctx, splits[0], cfg.readOptions())
+	r, err := dimeio.OpenInput(ctx, all[0], nil, cfg.readOptions())
 	if err != nil {
 		return err
 	}
@@ -78,11 +70,14 @@ func Check(ctx context.Context, inputs []string, cfg Config) error {
 // one []byte: the state of the estimator of every row (stream.WriteState),
 // which stream.ReadState and dime merge read.
 //
-// Each element of files is a data file, a directory or a glob pattern; they
-// are expanded on the workers, and a file named twice is read once. Each file
-// becomes one split or, for a Parquet file of more than Config.SplitRows
-// rows, several splits of whole row groups; the splits are redistributed
-// over the workers (rows are never shuffled: only the splits' names are).
+// The elements of files are what dime score takes as arguments: data files,
+// directories, quoted glob patterns and object-storage URLs (s3://, gs://,
+// azblob://), resolved together by package io's dataset layer on a worker
+// (sorted, each file once, Config.Where applied). Each file becomes one
+// split or, for a Parquet file of more than Config.SplitRows rows, several
+// splits of whole row groups; the files and then the splits are
+// redistributed over the workers (rows are never shuffled: only the
+// descriptions of the splits are).
 // Every split is read by the io package into a stream.Estimator of its own,
 // and the estimators' states are combined by a CombineFn that merges them
 // exactly (stream.Sum), so that the result is the same, bit for bit,
@@ -98,8 +93,9 @@ func States(s beam.Scope, files beam.PCollection, cfg Config) beam.PCollection {
 		panic(err)
 	}
 	s = s.Scope("dimebeam.States")
-	paths := filter.Distinct(s, beam.ParDo(s, &listFn{Cfg: cfg}, files))
-	splits := beam.Reshuffle(s, beam.ParDo(s, &splitFn{Cfg: cfg}, paths))
+	names := beam.GroupByKey(s, beam.AddFixedKey(s, files))
+	inputs := beam.Reshuffle(s, beam.ParDo(s, &resolveFn{Cfg: cfg}, names))
+	splits := beam.Reshuffle(s, beam.ParDo(s, &splitFn{Cfg: cfg}, inputs))
 	var bw beam.PCollection
 	if cfg.needsSample() {
 		bw = ChooseBandwidths(s, splits, cfg)
@@ -119,25 +115,32 @@ func ChooseBandwidths(s beam.Scope, splits beam.PCollection, cfg Config) beam.PC
 	return beam.ParDo(s, &chooseFn{Cfg: cfg}, beam.Combine(s, &sampleCombineFn{}, samples))
 }
 
-// listFn expands a file, directory or pattern into data files.
-type listFn struct{ Cfg Config }
+// resolveFn resolves all the names given into the dataset's data files, as
+// dime score resolves its arguments (sorted, each file once, --where).
+type resolveFn struct{ Cfg Config }
 
-func (f *listFn) ProcessElement(ctx context.Context, pattern string, emit func(string)) error {
-	files, err := listInputs(ctx, pattern, f.Cfg.Format)
+func (f *resolveFn) ProcessElement(ctx context.Context, _ int, names func(*string) bool, emit func(dimeio.Input)) error {
+	var all []string
+	var n string
+	for names(&n) {
+		all = append(all, n)
+	}
+	slices.Sort(all)
+	inputs, err := resolve(ctx, all, f.Cfg)
 	if err != nil {
 		return err
 	}
-	for _, p := range files {
-		emit(p)
+	for _, in := range inputs {
+		emit(in)
 	}
 	return nil
 }
 
-// splitFn cuts a data file into splits.
+// splitFn cuts a data file into splits, reading a Parquet file's footer.
 type splitFn struct{ Cfg Config }
 
-func (f *splitFn) ProcessElement(ctx context.Context, path string, emit func(Split)) error {
-	splits, err := planSplits(ctx, path, f.Cfg)
+func (f *splitFn) ProcessElement(ctx context.Context, in dimeio.Input, emit func(Split)) error {
+	splits, err := planSplits(ctx, in, f.Cfg)
 	if err != nil {
 		return err
 	}
@@ -175,7 +178,7 @@ func (f *sampleFn) ProcessElement(ctx context.Context, sp Split) (Sample, error)
 	var rows *sampleRows
 	_, _, _, err := readSplit(ctx, sp, f.Cfg, func(x, y []float64, n int, first int64) error {
 		if rows == nil {
-			rows = newSampleRows(f.Cfg.sampleRows(), len(x)/max(n, 1), len(y)/max(n, 1), f.Cfg.Stream.Seed, sp.Path)
+			rows = newSampleRows(f.Cfg.sampleRows(), len(x)/max(n, 1), len(y)/max(n, 1), f.Cfg.Stream.Seed, sp.Input.Path)
 		}
 		rows.add(x, y, n, first)
 		return nil
