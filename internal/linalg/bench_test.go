@@ -8,6 +8,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/blas/gonum"
+
+	"github.com/dime-project/dime/internal/linalg/asm"
 )
 
 // Benchmarks of the dense kernels on every backend compiled in (both with
@@ -89,8 +91,8 @@ func BenchmarkFMAPeak(b *testing.B) {
 		f     func(int)
 		flops float64 // per iteration
 	}{
-		{"avx2", hasAVX2, fmaPeakAVX2, 12 * 4 * 2},
-		{"avx512", hasAVX512, fmaPeakAVX512, 12 * 8 * 2},
+		{"avx2", asm.HasAVX2, asm.FMAPeakAVX2, 12 * 4 * 2},
+		{"avx512", asm.HasAVX512, asm.FMAPeakAVX512, 12 * 8 * 2},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			if !c.ok {

@@ -9,7 +9,7 @@ import (
 
 // The blocked symmetric rank-k updates of the Gonum backend: Dsyrk and
 // Dsyr2k of gonumBLAS (syrk.go), and the float32 variant of the covariance
-// accumulators (Syrk32), all run by rankUpdate below.
+// accumulators (AddAtA), all run by rankUpdate below.
 //
 // An update is C ← C + alpha·L·Rᵀ on the triangle ul of the n×n row-major C,
 // where L and R are n×K operands (K = the sum of their segments' widths:
@@ -44,7 +44,7 @@ type operand struct {
 }
 
 // element is the type of packed panels: float64, or float32 for the
-// float32 products of Syrk32.
+// float32 products of AddAtA.
 type element interface{ float32 | float64 }
 
 // microKernel multiplies packed panels: for p < k it accumulates
@@ -64,7 +64,7 @@ const (
 	// kcBlock bounds the width of a packed block of K: with the AVX-512
 	// kernel, an L panel (8 rows) is then 16 KiB and a tile's three R panels
 	// 48 KiB, read from L2 at 8 bytes per cycle. It is also the number of
-	// float32 products summed in float32 before they reach C in Syrk32.
+	// float32 products summed in float32 before they reach C in AddAtA.
 	kcBlock = 256
 	// maxTile bounds mr·nr over the kernels.
 	maxTile = 8 * 48

@@ -117,3 +117,27 @@ func configureThreads() {
 
 // openblasThreads returns the number of threads OpenBLAS uses per call.
 func openblasThreads() int { return int(C.openblas_get_num_threads()) }
+
+// openblasAddAtA32 is AddAtA with Float32 on the OpenBLAS backend: each
+// block of at most block32 rows of A is rounded to float32, OpenBLAS's
+// ssyrk writes its AᵀA into a float32 scratch matrix (beta = 0), and the
+// scratch's upper triangle, times alpha, is added into c.
+func openblasAddAtA32(alpha float64, a blas64.General, c blas64.Symmetric) {
+	n := a.Cols
+	s := pool32BLAS.Get().(*scratch32)
+	defer pool32BLAS.Put(s)
+	s.a = grow(s.a, min(a.Rows, block32)*n)
+	s.c = grow(s.c, n*n)
+	for r0 := 0; r0 < a.Rows; r0 += block32 {
+		rows := min(block32, a.Rows-r0)
+		for r := range rows {
+			src := a.Data[(r0+r)*a.Stride : (r0+r)*a.Stride+n]
+			dst := s.a[r*n : r*n+n]
+			for j, v := range src {
+				dst[j] = float32(v)
+			}
+		}
+		netlib.Implementation{}.Ssyrk(blas.Upper, blas.Trans, n, rows, float32(alpha), s.a[:rows*n], n, 0, s.c, n)
+		addUpper32(c, s.c)
+	}
+}

@@ -4,8 +4,8 @@
 
 #include "textflag.h"
 
-// func dkern4x12AVX2(k int, a, b *float64, bstride int, c *float64, ldc int, alpha float64)
-TEXT ·dkern4x12AVX2(SB), NOSPLIT, $0-56
+// func DKern4x12AVX2(k int, a, b *float64, bstride int, c *float64, ldc int, alpha float64)
+TEXT ·DKern4x12AVX2(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), BX
@@ -39,8 +39,8 @@ TEXT ·dkern4x12AVX2(SB), NOSPLIT, $0-56
 	VXORPD Y11, Y11, Y11
 	MOVQ CX, DX
 	SHRQ $2, DX
-	JZ dkern4x12AVX2_tail
-dkern4x12AVX2_loop:
+	JZ DKern4x12AVX2_tail
+DKern4x12AVX2_loop:
 	VMOVUPD (BX), Y12
 	VMOVUPD (BX)(R8*1), Y13
 	VMOVUPD (BX)(R8*2), Y14
@@ -126,11 +126,11 @@ dkern4x12AVX2_loop:
 	ADDQ $32, AX
 	ADDQ $32, BX
 	DECQ DX
-	JNZ dkern4x12AVX2_loop
-dkern4x12AVX2_tail:
+	JNZ DKern4x12AVX2_loop
+DKern4x12AVX2_tail:
 	ANDQ $3, CX
-	JZ dkern4x12AVX2_store
-dkern4x12AVX2_tailloop:
+	JZ DKern4x12AVX2_store
+DKern4x12AVX2_tailloop:
 	VMOVUPD (BX), Y12
 	VMOVUPD (BX)(R8*1), Y13
 	VMOVUPD (BX)(R8*2), Y14
@@ -153,8 +153,8 @@ dkern4x12AVX2_tailloop:
 	ADDQ $32, AX
 	ADDQ $32, BX
 	DECQ CX
-	JNZ dkern4x12AVX2_tailloop
-dkern4x12AVX2_store:
+	JNZ DKern4x12AVX2_tailloop
+DKern4x12AVX2_store:
 	VBROADCASTSD alpha+48(FP), Y15
 	VFMADD213PD 0(DI), Y15, Y0
 	VMOVUPD Y0, 0(DI)
@@ -186,8 +186,8 @@ dkern4x12AVX2_store:
 	VZEROUPPER
 	RET
 
-// func dkern8x24AVX512(k int, a, b *float64, bstride int, c *float64, ldc int, alpha float64)
-TEXT ·dkern8x24AVX512(SB), NOSPLIT, $0-56
+// func DKern8x24AVX512(k int, a, b *float64, bstride int, c *float64, ldc int, alpha float64)
+TEXT ·DKern8x24AVX512(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), BX
@@ -253,8 +253,8 @@ TEXT ·dkern8x24AVX512(SB), NOSPLIT, $0-56
 	VXORPD Z23, Z23, Z23
 	MOVQ CX, DX
 	SHRQ $2, DX
-	JZ dkern8x24AVX512_tail
-dkern8x24AVX512_loop:
+	JZ DKern8x24AVX512_tail
+DKern8x24AVX512_loop:
 	VMOVUPD (BX), Z24
 	VMOVUPD (BX)(R8*1), Z25
 	VMOVUPD (BX)(R8*2), Z26
@@ -404,11 +404,11 @@ dkern8x24AVX512_loop:
 	ADDQ $64, AX
 	ADDQ $64, BX
 	DECQ DX
-	JNZ dkern8x24AVX512_loop
-dkern8x24AVX512_tail:
+	JNZ DKern8x24AVX512_loop
+DKern8x24AVX512_tail:
 	ANDQ $3, CX
-	JZ dkern8x24AVX512_store
-dkern8x24AVX512_tailloop:
+	JZ DKern8x24AVX512_store
+DKern8x24AVX512_tailloop:
 	VMOVUPD (BX), Z24
 	VMOVUPD (BX)(R8*1), Z25
 	VMOVUPD (BX)(R8*2), Z26
@@ -447,8 +447,8 @@ dkern8x24AVX512_tailloop:
 	ADDQ $64, AX
 	ADDQ $64, BX
 	DECQ CX
-	JNZ dkern8x24AVX512_tailloop
-dkern8x24AVX512_store:
+	JNZ DKern8x24AVX512_tailloop
+DKern8x24AVX512_store:
 	VBROADCASTSD alpha+48(FP), Z27
 	VFMADD213PD 0(DI), Z27, Z0
 	VMOVUPD Z0, 0(DI)
@@ -508,8 +508,8 @@ dkern8x24AVX512_store:
 	VZEROUPPER
 	RET
 
-// func skern4x24AVX2(k int, a, b *float32, bstride int, c *float64, ldc int, alpha float64)
-TEXT ·skern4x24AVX2(SB), NOSPLIT, $0-56
+// func SKern4x24AVX2(k int, a, b *float32, bstride int, c *float64, ldc int, alpha float64)
+TEXT ·SKern4x24AVX2(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), BX
@@ -547,8 +547,8 @@ TEXT ·skern4x24AVX2(SB), NOSPLIT, $0-56
 	VXORPS Y11, Y11, Y11
 	MOVQ CX, DX
 	SHRQ $2, DX
-	JZ skern4x24AVX2_tail
-skern4x24AVX2_loop:
+	JZ SKern4x24AVX2_tail
+SKern4x24AVX2_loop:
 	VMOVUPS (BX), Y12
 	VMOVUPS (BX)(R8*1), Y13
 	VMOVUPS (BX)(R8*2), Y14
@@ -634,11 +634,11 @@ skern4x24AVX2_loop:
 	ADDQ $32, AX
 	ADDQ $32, BX
 	DECQ DX
-	JNZ skern4x24AVX2_loop
-skern4x24AVX2_tail:
+	JNZ SKern4x24AVX2_loop
+SKern4x24AVX2_tail:
 	ANDQ $3, CX
-	JZ skern4x24AVX2_store
-skern4x24AVX2_tailloop:
+	JZ SKern4x24AVX2_store
+SKern4x24AVX2_tailloop:
 	VMOVUPS (BX), Y12
 	VMOVUPS (BX)(R8*1), Y13
 	VMOVUPS (BX)(R8*2), Y14
@@ -661,8 +661,8 @@ skern4x24AVX2_tailloop:
 	ADDQ $32, AX
 	ADDQ $32, BX
 	DECQ CX
-	JNZ skern4x24AVX2_tailloop
-skern4x24AVX2_store:
+	JNZ SKern4x24AVX2_tailloop
+SKern4x24AVX2_store:
 	VBROADCASTSD alpha+48(FP), Y15
 	VEXTRACTF128 $1, Y0, X12
 	VCVTPS2PD X12, Y12
@@ -754,8 +754,8 @@ skern4x24AVX2_store:
 	VZEROUPPER
 	RET
 
-// func skern8x48AVX512(k int, a, b *float32, bstride int, c *float64, ldc int, alpha float64)
-TEXT ·skern8x48AVX512(SB), NOSPLIT, $0-56
+// func SKern8x48AVX512(k int, a, b *float32, bstride int, c *float64, ldc int, alpha float64)
+TEXT ·SKern8x48AVX512(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), BX
@@ -845,8 +845,8 @@ TEXT ·skern8x48AVX512(SB), NOSPLIT, $0-56
 	VXORPS Z23, Z23, Z23
 	MOVQ CX, DX
 	SHRQ $2, DX
-	JZ skern8x48AVX512_tail
-skern8x48AVX512_loop:
+	JZ SKern8x48AVX512_tail
+SKern8x48AVX512_loop:
 	VMOVUPS (BX), Z24
 	VMOVUPS (BX)(R8*1), Z25
 	VMOVUPS (BX)(R8*2), Z26
@@ -996,11 +996,11 @@ skern8x48AVX512_loop:
 	ADDQ $64, AX
 	ADDQ $64, BX
 	DECQ DX
-	JNZ skern8x48AVX512_loop
-skern8x48AVX512_tail:
+	JNZ SKern8x48AVX512_loop
+SKern8x48AVX512_tail:
 	ANDQ $3, CX
-	JZ skern8x48AVX512_store
-skern8x48AVX512_tailloop:
+	JZ SKern8x48AVX512_store
+SKern8x48AVX512_tailloop:
 	VMOVUPS (BX), Z24
 	VMOVUPS (BX)(R8*1), Z25
 	VMOVUPS (BX)(R8*2), Z26
@@ -1039,8 +1039,8 @@ skern8x48AVX512_tailloop:
 	ADDQ $64, AX
 	ADDQ $64, BX
 	DECQ CX
-	JNZ skern8x48AVX512_tailloop
-skern8x48AVX512_store:
+	JNZ SKern8x48AVX512_tailloop
+SKern8x48AVX512_store:
 	VBROADCASTSD alpha+48(FP), Z27
 	VEXTRACTF64X4 $1, Z0, Y24
 	VCVTPS2PD Y24, Z24
@@ -1220,8 +1220,8 @@ skern8x48AVX512_store:
 	VZEROUPPER
 	RET
 
-// func fmaPeakAVX2(n int)
-TEXT ·fmaPeakAVX2(SB), NOSPLIT, $0-8
+// func FMAPeakAVX2(n int)
+TEXT ·FMAPeakAVX2(SB), NOSPLIT, $0-8
 	MOVQ n+0(FP), CX
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
@@ -1238,8 +1238,8 @@ TEXT ·fmaPeakAVX2(SB), NOSPLIT, $0-8
 	VXORPD Y12, Y12, Y12
 	VXORPD Y13, Y13, Y13
 	TESTQ CX, CX
-	JZ fmaPeakAVX2_done
-fmaPeakAVX2_loop:
+	JZ FMAPeakAVX2_done
+FMAPeakAVX2_loop:
 	VFMADD231PD Y12, Y13, Y0
 	VFMADD231PD Y12, Y13, Y1
 	VFMADD231PD Y12, Y13, Y2
@@ -1253,13 +1253,13 @@ fmaPeakAVX2_loop:
 	VFMADD231PD Y12, Y13, Y10
 	VFMADD231PD Y12, Y13, Y11
 	DECQ CX
-	JNZ fmaPeakAVX2_loop
-fmaPeakAVX2_done:
+	JNZ FMAPeakAVX2_loop
+FMAPeakAVX2_done:
 	VZEROUPPER
 	RET
 
-// func fmaPeakAVX512(n int)
-TEXT ·fmaPeakAVX512(SB), NOSPLIT, $0-8
+// func FMAPeakAVX512(n int)
+TEXT ·FMAPeakAVX512(SB), NOSPLIT, $0-8
 	MOVQ n+0(FP), CX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -1276,8 +1276,8 @@ TEXT ·fmaPeakAVX512(SB), NOSPLIT, $0-8
 	VXORPD Z12, Z12, Z12
 	VXORPD Z13, Z13, Z13
 	TESTQ CX, CX
-	JZ fmaPeakAVX512_done
-fmaPeakAVX512_loop:
+	JZ FMAPeakAVX512_done
+FMAPeakAVX512_loop:
 	VFMADD231PD Z12, Z13, Z0
 	VFMADD231PD Z12, Z13, Z1
 	VFMADD231PD Z12, Z13, Z2
@@ -1291,7 +1291,7 @@ fmaPeakAVX512_loop:
 	VFMADD231PD Z12, Z13, Z10
 	VFMADD231PD Z12, Z13, Z11
 	DECQ CX
-	JNZ fmaPeakAVX512_loop
-fmaPeakAVX512_done:
+	JNZ FMAPeakAVX512_loop
+FMAPeakAVX512_done:
 	VZEROUPPER
 	RET

@@ -1,12 +1,12 @@
 //go:build ignore
 
-// gen_kernels writes kernel_amd64.s, the assembly micro-kernels of the
-// blocked rank-k updates (see gemm.go), and the register-only FMA loops that
-// measure the cores' peak. Regenerate with
+// gen_kernels writes kernels_amd64.s, the assembly micro-kernels of the
+// blocked rank-k updates of package linalg (see its gemm.go), and the
+// register-only FMA loops that measure the cores' peak. Regenerate with
 //
-//	go generate ./internal/linalg
+//	go generate ./internal/linalg/asm
 //
-// (kernel_amd64.go carries the go:generate line). The assembly is written
+// (kernels_amd64.go carries the go:generate line). The assembly is written
 // out instruction by instruction from the templates below, unrolled so that
 // each micro-kernel is one straight loop; no third-party generator is
 // needed, and the output is committed, so building dime never runs this.
@@ -30,24 +30,25 @@ func main() {
 	p("")
 	p("#include \"textflag.h\"")
 
-	// The packed panels are w = one vector wide (see gemm.go); a tile is mr
+	// The packed panels are w = one vector wide (see linalg/gemm.go); a tile is mr
 	// rows of one L panel (broadcast one at a time) by np consecutive R
 	// panels (one vector each), so np·mr accumulators.
 	//
 	// float64, AVX2 + FMA: 4×12 in 12 YMM; per step of k, three loads of
 	// R, four broadcasts of L, twelve FMAs (six cycles on two FMA pipes).
-	kernel(kspec{name: "dkern4x12AVX2", vec: "Y", lanes: 4, mr: 4, np: 3, f32: false})
+	kernel(kspec{name: "DKern4x12AVX2", vec: "Y", lanes: 4, mr: 4, np: 3, f32: false})
 	// float64, AVX-512: 8×24 in 24 ZMM; per step, three loads, eight
 	// broadcasts, 24 FMAs.
-	kernel(kspec{name: "dkern8x24AVX512", vec: "Z", lanes: 8, mr: 8, np: 3, f32: false})
-	// float32 products summed in float32, added into float64 C: see Syrk32.
-	kernel(kspec{name: "skern4x24AVX2", vec: "Y", lanes: 8, mr: 4, np: 3, f32: true})
-	kernel(kspec{name: "skern8x48AVX512", vec: "Z", lanes: 16, mr: 8, np: 3, f32: true})
+	kernel(kspec{name: "DKern8x24AVX512", vec: "Z", lanes: 8, mr: 8, np: 3, f32: false})
+	// float32 products summed in float32, added into float64 C: see
+	// linalg.AddAtA.
+	kernel(kspec{name: "SKern4x24AVX2", vec: "Y", lanes: 8, mr: 4, np: 3, f32: true})
+	kernel(kspec{name: "SKern8x48AVX512", vec: "Z", lanes: 16, mr: 8, np: 3, f32: true})
 
-	peak("fmaPeakAVX2", "Y")
-	peak("fmaPeakAVX512", "Z")
+	peak("FMAPeakAVX2", "Y")
+	peak("FMAPeakAVX512", "Z")
 
-	if err := os.WriteFile("kernel_amd64.s", out.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile("kernels_amd64.s", out.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
 }
