@@ -108,23 +108,33 @@ func BenchmarkFMAPeak(b *testing.B) {
 	}
 }
 
+// rankImpl is one implementation of the Dsyrk of BenchmarkRankK.
+type rankImpl struct {
+	name string
+	run  func(n, k int, a []float64, c []float64)
+}
+
+// extraRank and extraSyr2k are OpenBLAS's Dsyrk and Dsyr2k in a build with
+// the tag openblas (openblas_test.go), nil otherwise.
+var (
+	extraRank  []rankImpl
+	extraSyr2k func(ul blas.Uplo, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, c []float64, ldc int)
+)
+
 // BenchmarkRankK measures the blocked rank-k update C += ΦᵀΦ (upper) with
-// every micro-kernel, gonum's Dsyrk for reference, on the accumulators'
-// call: 256 rows of 2D features, D = 128 and 256 (the default), and a
+// every micro-kernel, gonum's Dsyrk and OpenBLAS's (with the tag
+// openblas, one thread) for reference, on the accumulators' call: 256 rows of 2D features, D = 128 and 256 (the default), and a
 // taller Φ. GFLOP/s counts rows·n·(n+1) flops per call (the triangle).
 func BenchmarkRankK(b *testing.B) {
-	type impl struct {
-		name string
-		run  func(n, k int, a []float64, c []float64)
-	}
-	impls := []impl{{"gonum", func(n, k int, a, c []float64) {
+	impls := []rankImpl{{"gonum", func(n, k int, a, c []float64) {
 		gonum.Implementation{}.Dsyrk(blas.Upper, blas.Trans, n, k, 1, a, n, 1, c, n)
 	}}}
 	for _, kern := range kernels64 {
-		impls = append(impls, impl{kern.name, func(n, k int, a, c []float64) {
+		impls = append(impls, rankImpl{kern.name, func(n, k int, a, c []float64) {
 			withKernel64(kern, func() { gonumBLAS{}.Dsyrk(blas.Upper, blas.Trans, n, k, 1, a, n, 1, c, n) })
 		}})
 	}
+	impls = append(impls, extraRank...)
 	for _, sh := range [][2]int{{256, 256}, {256, 512}, {4096, 512}} {
 		rows, n := sh[0], sh[1]
 		r := rand.New(rand.NewPCG(uint64(n), 3))
@@ -168,7 +178,12 @@ func BenchmarkSyr2k(b *testing.B) {
 			gonumBLAS{}.Dsyr2k(blas.Upper, blas.NoTrans, n-k, k, -1, a[n-k:], n, w, k, 1, c, n)
 		},
 	}
-	for _, name := range []string{"gonum", "blocked"} {
+	names := []string{"gonum", "blocked"}
+	if extraSyr2k != nil {
+		run["openblas"] = func() { extraSyr2k(blas.Upper, n-k, k, -1, a[n-k:], n, w, k, c, n) }
+		names = append(names, "openblas")
+	}
+	for _, name := range names {
 		b.Run(name, func(b *testing.B) {
 			t := startCPU(b)
 			for range b.N {

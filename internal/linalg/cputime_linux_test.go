@@ -42,3 +42,14 @@ func (t cpuTimer) stop(flops float64) {
 		t.b.ReportMetric(flops/cpu/1e9, "GFLOP/cpu-s")
 	}
 }
+
+// stopOp reports the thread's CPU time per operation as "cpu-ms/op", for
+// benchmarks of single-threaded calls that count no flops.
+func (t cpuTimer) stopOp() {
+	cpu := threadCPU() - t.start
+	t.b.StopTimer()
+	runtime.UnlockOSThread()
+	if cpu > 0 {
+		t.b.ReportMetric(cpu*1e3/float64(t.b.N), "cpu-ms/op")
+	}
+}

@@ -14,3 +14,5 @@ func (t cpuTimer) stop(flops float64) {
 	t.b.StopTimer()
 	t.b.ReportMetric(flops/t.b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+func (t cpuTimer) stopOp() { t.b.StopTimer() }

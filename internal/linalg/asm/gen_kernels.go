@@ -45,6 +45,10 @@ func main() {
 	kernel(kspec{name: "SKern4x24AVX2", vec: "Y", lanes: 8, mr: 4, np: 3, f32: true})
 	kernel(kspec{name: "SKern8x48AVX512", vec: "Z", lanes: 16, mr: 8, np: 3, f32: true})
 
+	// The fused row of Dsymv (see linalg/symv.go).
+	symvRow("DotAxpyAVX2", "Y", 4)
+	symvRow("DotAxpyAVX512", "Z", 8)
+
 	peak("FMAPeakAVX2", "Y")
 	peak("FMAPeakAVX512", "Z")
 
@@ -172,6 +176,83 @@ func kernel(s kspec) {
 		}
 	}
 	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+// symvRow writes
+//
+//	func name(n int, a, x, y *float64, xi float64) (dot float64)
+//
+// which returns Σ a[j]·x[j] and adds xi·a[j] to y[j], for j < n, reading a
+// once: one row of the stored triangle in a symmetric matrix-vector
+// product. Two vectors per iteration, then one, then scalars.
+func symvRow(name, vec string, lanes int) {
+	reg := func(i int) string { return fmt.Sprintf("%s%d", vec, i) }
+	xr := func(i int) string { return fmt.Sprintf("X%d", i) }
+	vb := lanes * 8
+	p("")
+	p("// func %s(n int, a, x, y *float64, xi float64) (dot float64)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-48", name)
+	p("\tMOVQ n+0(FP), CX")
+	p("\tMOVQ a+8(FP), SI")
+	p("\tMOVQ x+16(FP), DX")
+	p("\tMOVQ y+24(FP), DI")
+	p("\tVBROADCASTSD xi+32(FP), %s", reg(15))
+	p("\tVXORPD %s, %s, %s", reg(0), reg(0), reg(0))
+	p("\tVXORPD %s, %s, %s", reg(1), reg(1), reg(1))
+	p("%s_loop2:", name)
+	p("\tCMPQ CX, $%d", 2*lanes)
+	p("\tJLT %s_loop1", name)
+	for u := 0; u < 2; u++ {
+		p("\tVMOVUPD %d(SI), %s", u*vb, reg(2+u))
+		p("\tVFMADD231PD %d(DX), %s, %s", u*vb, reg(2+u), reg(u))
+		p("\tVMOVUPD %d(DI), %s", u*vb, reg(4+u))
+		p("\tVFMADD231PD %s, %s, %s", reg(2+u), reg(15), reg(4+u))
+		p("\tVMOVUPD %s, %d(DI)", reg(4+u), u*vb)
+	}
+	p("\tADDQ $%d, SI", 2*vb)
+	p("\tADDQ $%d, DX", 2*vb)
+	p("\tADDQ $%d, DI", 2*vb)
+	p("\tSUBQ $%d, CX", 2*lanes)
+	p("\tJMP %s_loop2", name)
+	p("%s_loop1:", name)
+	p("\tCMPQ CX, $%d", lanes)
+	p("\tJLT %s_reduce", name)
+	p("\tVMOVUPD (SI), %s", reg(2))
+	p("\tVFMADD231PD (DX), %s, %s", reg(2), reg(0))
+	p("\tVMOVUPD (DI), %s", reg(4))
+	p("\tVFMADD231PD %s, %s, %s", reg(2), reg(15), reg(4))
+	p("\tVMOVUPD %s, (DI)", reg(4))
+	p("\tADDQ $%d, SI", vb)
+	p("\tADDQ $%d, DX", vb)
+	p("\tADDQ $%d, DI", vb)
+	p("\tSUBQ $%d, CX", lanes)
+	p("%s_reduce:", name)
+	p("\tVADDPD %s, %s, %s", reg(1), reg(0), reg(0))
+	if vec == "Z" {
+		p("\tVEXTRACTF64X4 $1, Z0, Y1")
+		p("\tVADDPD Y1, Y0, Y0")
+	}
+	p("\tVEXTRACTF128 $1, Y0, X1")
+	p("\tVADDPD X1, X0, X0")
+	p("\tVPERMILPD $1, X0, X1")
+	p("\tVADDSD X1, X0, X0")
+	p("%s_scalar:", name)
+	p("\tTESTQ CX, CX")
+	p("\tJZ %s_done", name)
+	p("\tVMOVSD (SI), %s", xr(2))
+	p("\tVFMADD231SD (DX), %s, %s", xr(2), xr(0))
+	p("\tVMOVSD (DI), %s", xr(4))
+	p("\tVFMADD231SD %s, %s, %s", xr(2), xr(15), xr(4))
+	p("\tVMOVSD %s, (DI)", xr(4))
+	p("\tADDQ $8, SI")
+	p("\tADDQ $8, DX")
+	p("\tADDQ $8, DI")
+	p("\tDECQ CX")
+	p("\tJMP %s_scalar", name)
+	p("%s_done:", name)
+	p("\tVZEROUPPER")
+	p("\tMOVSD X0, dot+40(FP)")
 	p("\tRET")
 }
 

@@ -42,3 +42,15 @@ func FMAPeakAVX2(n int)
 // FMAPeakAVX512 runs n iterations of twelve independent register-only ZMM
 // FMAs (192 float64 flops each).
 func FMAPeakAVX512(n int)
+
+// DotAxpyAVX2 returns Σ a[j]·x[j] and adds xi·a[j] to y[j] for j < n,
+// reading a once (a row of a symmetric matrix-vector product), with AVX2
+// and FMA.
+//
+//go:noescape
+func DotAxpyAVX2(n int, a, x, y *float64, xi float64) (dot float64)
+
+// DotAxpyAVX512 is DotAxpyAVX2 with AVX-512.
+//
+//go:noescape
+func DotAxpyAVX512(n int, a, x, y *float64, xi float64) (dot float64)

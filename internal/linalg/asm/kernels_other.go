@@ -28,3 +28,6 @@ func FMAPeakAVX2(n int)   { panic(noAsm) }
 func FMAPeakAVX512(n int) { panic(noAsm) }
 
 const noAsm = "linalg/asm: no assembly kernels in this build"
+
+func DotAxpyAVX2(n int, a, x, y *float64, xi float64) float64   { panic(noAsm) }
+func DotAxpyAVX512(n int, a, x, y *float64, xi float64) float64 { panic(noAsm) }
