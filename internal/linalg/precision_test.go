@@ -42,12 +42,13 @@ func TestAddAtA32(t *testing.T) {
 		}})
 	}
 	if OpenBLAS.Available() {
-		paths = append(paths, path{"openblas", func(alpha float64, a blas64.General, c blas64.Symmetric) error {
+		paths = append(paths, path{"openblas-ssyrk", func(alpha float64, a blas64.General, c blas64.Symmetric) error {
 			def := Current()
-			defer Use(def)
+			defer func() { Use(def); forceSsyrk32 = false }()
 			if err := Use(OpenBLAS); err != nil {
 				return err
 			}
+			forceSsyrk32 = true
 			return AddAtA(Float32, alpha, a, c)
 		}})
 	}
