@@ -76,9 +76,47 @@ type packBuffers[T element] struct {
 	tile [maxTile]float64
 }
 
+// bufferStack keeps the packBuffers of finished updates for the next ones,
+// so that an accumulator's Add does not allocate once warm. It is a plain
+// stack rather than a sync.Pool, which drops items at every other garbage
+// collection (and at random under the race detector) and would make each
+// Add reallocate a megabyte now and then. It keeps at most maxKept buffers,
+// and none larger than maxKeptValues values.
+type bufferStack[T element] struct {
+	mu   sync.Mutex
+	free []*packBuffers[T]
+}
+
+const (
+	maxKept       = 16
+	maxKeptValues = 1 << 20 // 8 MiB of float64
+)
+
+func (s *bufferStack[T]) get() *packBuffers[T] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.free); n > 0 {
+		b := s.free[n-1]
+		s.free = s.free[:n-1]
+		return b
+	}
+	return new(packBuffers[T])
+}
+
+func (s *bufferStack[T]) put(b *packBuffers[T]) {
+	if cap(b.l)+cap(b.r) > maxKeptValues {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.free) < maxKept {
+		s.free = append(s.free, b)
+	}
+}
+
 var (
-	pool64 = sync.Pool{New: func() any { return new(packBuffers[float64]) }}
-	pool32 = sync.Pool{New: func() any { return new(packBuffers[float32]) }}
+	pool64 bufferStack[float64]
+	pool32 bufferStack[float32]
 )
 
 // grow returns s resized to n, reallocated if too small.
@@ -170,7 +208,7 @@ func packSegment[T element](dst []T, op operand, n, p0, cnt, pp, kb, w int) {
 // the concatenations of the segments left and right (same widths; same
 // segments for Dsyrk, which sameLR says). n ≥ 1, and the operands and c must
 // be large enough (the BLAS methods check).
-func rankUpdate[T element](kern microKernel[T], pool *sync.Pool, ul blas.Uplo, n int, alpha float64, left, right []operand, sameLR bool, c []float64, ldc int) {
+func rankUpdate[T element](kern microKernel[T], pool *bufferStack[T], ul blas.Uplo, n int, alpha float64, left, right []operand, sameLR bool, c []float64, ldc int) {
 	var k int
 	for _, op := range left {
 		k += op.k
@@ -179,8 +217,8 @@ func rankUpdate[T element](kern microKernel[T], pool *sync.Pool, ul blas.Uplo, n
 		return
 	}
 	w, mr, np, nr := kern.w, kern.mr, kern.np, kern.nr()
-	buf := pool.Get().(*packBuffers[T])
-	defer pool.Put(buf)
+	buf := pool.get()
+	defer pool.put(buf)
 	panels := (n + w - 1) / w
 	kbMax := min(k, kcBlock)
 	// R has np−1 zero panels after the last so that a tile may start at any
