@@ -286,7 +286,9 @@ func rankUpdate[T element](kern microKernel[T], pool *bufferStack[T], ul blas.Up
 // T, few enough to stay in the sixteen floating-point registers of amd64
 // and arm64 (a 4×4 tile spilled and ran at half the speed).
 func goKernel2x4[T element](k int, a, b *T, _ int, c *float64, ldc int, alpha float64) {
-	as := unsafe.Slice(a, 4*k)
+	// a may point into its panel (rows 2 and 3 of it): the slice ends at the
+	// last value read, 4(k−1)+1.
+	as := unsafe.Slice(a, 4*(k-1)+2)
 	bs := unsafe.Slice(b, 4*k)
 	var c00, c01, c02, c03, c10, c11, c12, c13 T
 	for p := 0; p < k; p++ {
