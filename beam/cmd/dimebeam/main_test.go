@@ -198,6 +198,29 @@ func TestMedianPrinted(t *testing.T) {
 	}
 }
 
+// TestWhere checks that --where keeps the hive partitions that dime score
+// --where keeps: over a dataset of two partitions, one of them.
+func TestWhere(t *testing.T) {
+	dir := t.TempDir()
+	for i, region := range []string{"eu", "us"} {
+		sub := filepath.Join(dir, "region="+region)
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		gen(t, filepath.Join(sub, "part-0.parquet"), 800+400*i, 20+i)
+	}
+	code, out, errs := runCmd(t, append([]string{"--input", dir, "--where", "region=us"}, flags...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := decode(t, dime(t, append(append([]string{"score", "--json", "--where", "region=us"}, flags...), dir)...))
+	got := decode(t, out)
+	if got["rows"] != float64(1200) {
+		t.Errorf("rows %v, want the 1200 of region=us", got["rows"])
+	}
+	sameFields(t, got, want, "entropy_x", "entropy_y", "entropy_joint", "mutual_information", "dime_analytic", "dime")
+}
+
 // TestBadInput checks that bad flags and bad data give one line on stderr,
 // exit status 2 and no output file.
 func TestBadInput(t *testing.T) {
@@ -219,6 +242,7 @@ func TestBadInput(t *testing.T) {
 		{append([]string{"--input", dir, "--features", "0"}, views...), "--features 0"},
 		{append([]string{"--input", dir, "--sigma", "wide"}, views...), `--sigma "wide"`},
 		{[]string{"--input", dir, "--x", "x0"}, "--y is required"},
+		{append([]string{"--input", dir, "--where", "region"}, views...), `where: "region" has no operator`},
 		{views, "--input is required"},
 		{append([]string{"--input", dir, "--output", filepath.Join(dir, "a.parquet")}, views...), "refusing to overwrite"},
 	} {

@@ -27,6 +27,7 @@ type options struct {
 	seed                  uint64
 	shuffle               int
 	format                string
+	where                 string
 	batchSize             int
 	skipInvalid           bool
 	splitRows             int64
@@ -63,6 +64,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed (frequencies, permutations, the bandwidth sample)")
 	fs.IntVar(&o.shuffle, "shuffle-buffer", 0, "rows to mix before pairing for the permutations, within a split (0: each batch)")
 	fs.StringVar(&o.format, "format", "", "input format: parquet, ipc-file, ipc-stream or csv (default: from the extension)")
+	fs.StringVar(&o.where, "where", "", "read only the files whose hive partitions (key=value directories) meet these conditions, e.g. 'region=eu,date>=2026-11-01' (comma = and; = != < <= > >=)")
 	fs.IntVar(&o.batchSize, "batch-size", dimeio.DefaultBatchSize, "rows per record batch read")
 	fs.BoolVar(&o.skipInvalid, "skip-invalid", false, "drop rows with a null, NaN or Inf in a selected column (counted) instead of failing")
 	fs.Int64Var(&o.splitRows, "split-rows", dimebeam.DefaultSplitRows, "rows per split: larger Parquet files are read as several splits of row groups")
@@ -169,6 +171,9 @@ func (o *options) config() (dimebeam.Config, []string, error) {
 		if cfg.Format, err = dimeio.ParseFormat(o.format); err != nil {
 			return cfg, nil, usagef("--format %q: want parquet, ipc-file, ipc-stream or csv", o.format)
 		}
+	}
+	if cfg.Where, err = dimeio.ParseWhere(o.where); err != nil {
+		return cfg, nil, usagef("--where %q: %v", o.where, err)
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, nil, usagef("%v", err)
