@@ -50,20 +50,21 @@ func Results(s beam.Scope, states beam.PCollection, cfg Config) beam.PCollection
 // Check resolves inputs as States will, on this machine, and opens the
 // first data file with cfg's columns: a pipeline's launcher calls it to
 // report a missing file, an empty directory or a bad column at once rather
-// than from the workers. It reads no rows.
-func Check(ctx context.Context, inputs []string, cfg Config) error {
+// than from the workers. It reads no rows, and returns the number of data
+// files.
+func Check(ctx context.Context, inputs []string, cfg Config) (files int, err error) {
 	if err := cfg.Validate(); err != nil {
-		return err
+		return 0, err
 	}
 	all, err := resolve(ctx, inputs, cfg)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	r, err := dimeio.OpenInput(ctx, all[0], nil, cfg.readOptions())
 	if err != nil {
-		return err
+		return 0, err
 	}
-	return r.Close()
+	return len(all), r.Close()
 }
 
 // States scores the dataset that files name and returns a PCollection of

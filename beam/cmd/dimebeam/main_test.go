@@ -215,6 +215,9 @@ func TestWhere(t *testing.T) {
 	}
 	want := decode(t, dime(t, append(append([]string{"score", "--json", "--where", "region=us"}, flags...), dir)...))
 	got := decode(t, out)
+	if got["input"] != want["input"] {
+		t.Errorf("input %q, dime score %q", got["input"], want["input"])
+	}
 	if got["rows"] != float64(1200) {
 		t.Errorf("rows %v, want the 1200 of region=us", got["rows"])
 	}

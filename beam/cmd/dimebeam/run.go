@@ -79,8 +79,15 @@ func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		defer os.RemoveAll(dir)
 		output = filepath.Join(dir, "result.json")
 	}
-	if err := dimebeam.Check(ctx, inputs, cfg); err != nil {
+	files, err := dimebeam.Check(ctx, inputs, cfg)
+	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	// The input as dime score names it: the arguments, and the number of
+	// files when it is not one.
+	input := strings.Join(inputs, " ")
+	if files != 1 || len(inputs) != 1 {
+		input += fmt.Sprintf(" (%d files)", files)
 	}
 	for _, out := range []string{o.output, o.saveState} {
 		if out != "" && overwritesInput(out, inputs) {
@@ -90,7 +97,7 @@ func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
 
 	p, s := beam.NewPipelineWithRoot()
 	states := dimebeam.States(s, beam.CreateList(s, inputs), cfg)
-	reports := beam.ParDo(s, &reportFn{Input: strings.Join(inputs, " "), Start: start.UnixNano()}, dimebeam.Results(s, states, cfg))
+	reports := beam.ParDo(s, &reportFn{Input: input, Start: start.UnixNano()}, dimebeam.Results(s, states, cfg))
 	dimebeam.WriteFile(s, reports, output)
 	if o.saveState != "" {
 		dimebeam.WriteFile(s, states, o.saveState)
