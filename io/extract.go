@@ -39,6 +39,10 @@ type Options struct {
 	// (or its time) is null, NaN or infinite, and counts it (Skipped).
 	// Without it such a value stops the reading with a *ValueError.
 	SkipInvalid bool
+	// MaxAbs, if positive, makes a value beyond ±MaxAbs invalid, as a NaN
+	// is. The dime command gives exact.MaxAbsValue, beyond which the kernels'
+	// squared distances overflow.
+	MaxAbs float64
 	// Comma is the field delimiter of CSV (default ',').
 	Comma rune
 	// Allocator allocates the Arrow buffers of the reader (default
@@ -114,6 +118,7 @@ func grow[T any](s []T, n int) []T {
 type Extractor struct {
 	source     string
 	skip       bool
+	maxAbs     float64 // Options.MaxAbs, or +Inf
 	dimX, dimY int
 	cols       []*column // X columns, then Y columns, then the time column
 	hasTime    bool
@@ -180,7 +185,10 @@ func NewExtractor(source string, schema *arrow.Schema, opts Options) (*Extractor
 	if opts.TimeUnit > arrow.Nanosecond {
 		return nil, newError(ErrColumn, source, nil, "unknown time unit %d", opts.TimeUnit)
 	}
-	e := &Extractor{source: source, skip: opts.SkipInvalid, first: badValue{row: -1}}
+	e := &Extractor{source: source, skip: opts.SkipInvalid, maxAbs: math.Inf(1), first: badValue{row: -1}}
+	if opts.MaxAbs > 0 {
+		e.maxAbs = opts.MaxAbs
+	}
 	for v, names := range [][]string{opts.X, opts.Y} {
 		off := 0
 		for _, name := range names {
@@ -579,7 +587,7 @@ func (v *numbers[T]) copy(e *Extractor, c *column, dst *Block, lo, hi int) {
 			for k, x := range vals {
 				f := float64(x)
 				out[(lo+k)*stride] = f
-				if f-f != 0 { // NaN or ±Inf
+				if f-f != 0 || f > e.maxAbs || f < -e.maxAbs { // NaN, ±Inf or too large
 					e.invalid(badValue{row: lo + k, col: c, kind: badValueKind, val: f})
 				}
 			}
@@ -598,7 +606,7 @@ func (v *numbers[T]) copy(e *Extractor, c *column, dst *Block, lo, hi int) {
 		}
 		if v.float {
 			for j, f := range row {
-				if f-f != 0 {
+				if f-f != 0 || f > e.maxAbs || f < -e.maxAbs {
 					e.invalid(badValue{row: i, col: c, kind: badValueKind, elem: j, val: f})
 				}
 			}
@@ -666,6 +674,9 @@ func (e *Extractor) valueError(bad badValue) error {
 		what = "null list"
 	case badValueKind:
 		what = strconv.FormatFloat(bad.val, 'g', -1, 64) // NaN, +Inf, -Inf
+		if bad.val-bad.val == 0 {
+			what += fmt.Sprintf(" is beyond ±%g (rescale the column)", e.maxAbs)
+		}
 	case badTimeRange:
 		v := strconv.FormatInt(bad.ival, 10)
 		if bad.uval {

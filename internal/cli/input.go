@@ -22,12 +22,12 @@ type inputFlags struct {
 func (f *inputFlags) register(fs *flagSet) {
 	fs.StringVar(&f.format, "format", "", "input format: parquet, ipc-file, ipc-stream or csv (default: from the extension; - is an IPC stream on stdin)")
 	fs.IntVar(&f.batchSize, "batch-size", dimeio.DefaultBatchSize, "rows per record batch read")
-	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "drop rows with a null, NaN or Inf in a selected column (counted) instead of stopping")
+	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "drop rows with a null, NaN, Inf or a value beyond ±1e150 in a selected column (counted) instead of stopping")
 }
 
 // options returns the reader options for the given views.
 func (f *inputFlags) options(xcols, ycols []string) (dimeio.Options, error) {
-	opts := dimeio.Options{X: xcols, Y: ycols, BatchSize: f.batchSize, SkipInvalid: f.skipInvalid}
+	opts := dimeio.Options{X: xcols, Y: ycols, BatchSize: f.batchSize, SkipInvalid: f.skipInvalid, MaxAbs: exact.MaxAbsValue}
 	if f.format != "" {
 		format, err := dimeio.ParseFormat(f.format)
 		if err != nil {

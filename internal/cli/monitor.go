@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"net"
@@ -123,6 +124,16 @@ func runMonitor(e *env, args []string) error {
 		return err
 	}
 	scfg.PilotRows = *pilot
+	explicit := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	switch {
+	case explicit["window-rows"] && *windowRows <= 0:
+		return usagef("--window-rows %d: want a window of at least 1 row", *windowRows)
+	case explicit["window"] && *window <= 0:
+		return usagef("--window %v: want a positive duration, e.g. 5m", *window)
+	case explicit["half-life"] && !(*halfLife > 0):
+		return usagef("--half-life %v: want a positive number of rows", *halfLife)
+	}
 	kinds := 0
 	for _, set := range []bool{*windowRows != 0 && *halfLife == 0, *window != 0, *halfLife != 0} {
 		if set {
@@ -201,6 +212,9 @@ func runMonitor(e *env, args []string) error {
 		r = o.r
 	}
 	defer r.Close()
+	if err := checkStreamMemory(scfg, r.DimX(), r.DimY()); err != nil {
+		return err
+	}
 	emit := func(w monitor.Window) error {
 		if metrics != nil {
 			metrics.observe(w)
@@ -262,7 +276,11 @@ func runMonitor(e *env, args []string) error {
 			if err := mon.Add(b.x, b.y, b.times, b.rows); err != nil {
 				if errors.Is(err, monitor.ErrLate) {
 					mon.Close()
-					return usageError{err}
+					source := path
+					if path == "-" {
+						source = "stdin"
+					}
+					return usagef("%s: time column %q: %v (--skip-invalid drops such rows)", source, *timeCol, err)
 				}
 				return err
 			}

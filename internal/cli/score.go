@@ -63,6 +63,9 @@ func runScore(e *env, args []string) error {
 		return inputError(err)
 	}
 	defer r.Close()
+	if err := checkStreamMemory(cfg, r.DimX(), r.DimY()); err != nil {
+		return err
+	}
 	est, err := stream.New(r.DimX(), r.DimY(), cfg)
 	if err != nil {
 		return err
