@@ -197,7 +197,7 @@ func (p *parquetSource) column(c *pqarrow.ColumnReader) (a arrow.Array, err erro
 // here, at the one boundary where we call it, and reported as a corrupt file.
 func recoverDecoder(source string, err *error) {
 	if v := recover(); v != nil {
-		*err = newError(ErrFormat, source, nil, "corrupt Parquet file (the decoder failed: %v)", v)
+		*err = newError(ErrFormat, source, nil, "corrupt Parquet file: the decoder failed (%v)", v)
 	}
 }
 

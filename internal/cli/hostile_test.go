@@ -294,5 +294,85 @@ func TestHostileLimitsAndMessages(t *testing.T) {
 			cases[i].args = append([]string{"sh"}, cases[i].args...)
 		}
 	}
+	if len(cases) < 5 {
+		t.Errorf("only %d of 30 corruptions refused", len(cases))
+	}
+	runHostile(t, dir, cases)
+}
+
+// TestHostileInputs: hostile and careless input files, each refused with
+// exit 2 and one line naming the file (and the column and row where there
+// is one), with nothing written: the rest of the 51-case list of issue 13,
+// and items 5 and 9 (an IPC stream cut at a batch boundary read as valid
+// without a word; 1_000 and 0x1p4 read as numbers from a CSV; a corrupt
+// Arrow file showed "runtime error: slice bounds out of range").
+func TestHostileInputs(t *testing.T) {
+	dir := t.TempDir()
+	spec := synth.Spec{Kind: synth.Sine, Dim: 1, Noise: 0.2, Seed: 1}
+	writeDataBatches(t, filepath.Join(dir, "data.arrows"), spec, 300, 100)
+	writeDataBatches(t, filepath.Join(dir, "data.parquet"), spec, 300, 0)
+	stream, _ := os.ReadFile(filepath.Join(dir, "data.arrows"))
+	// The end-of-stream marker is the last 8 bytes: a continuation marker
+	// and a metadata length of 0.
+	if len(stream) < 8 || string(stream[len(stream)-8:]) != "\xff\xff\xff\xff\x00\x00\x00\x00" {
+		t.Fatalf("the stream does not end with an end-of-stream marker: % x", stream[max(0, len(stream)-8):])
+	}
+	files := map[string]string{
+		"empty.csv":       "",
+		"header-only.csv": "x0,y0\n",
+		"underscore.csv":  "x0,y0\n1,2\n3,4\n1_000,5\n",
+		"hex.csv":         "x0,y0\n1,2\n3,0x1p4\n",
+		"nan.csv":         "x0,y0\n1,2\n3,NaN\n4,5\n",
+		"inf.csv":         "x0,y0\n1,2\n3,4\n-Inf,5\n",
+		"null.csv":        "x0,y0\n1,2\n,4\n4,5\n",
+		"ragged.csv":      "x0,y0\n1,2\n3\n",
+		"cut.arrows":      string(stream[:len(stream)-8]),
+		"half.parquet":    "",
+	}
+	pq, _ := os.ReadFile(filepath.Join(dir, "data.parquet"))
+	files["half.parquet"] = string(pq[:len(pq)/2])
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	score := func(path string, extra ...string) []string {
+		return append([]string{"score", path, "--x", "x0", "--y", "y0", "--features", "8", "--save-state", "out.state"}, extra...)
+	}
+	runHostile(t, dir, []hostileCase{
+		{name: "empty CSV", args: score("empty.csv"), code: 2, want: []string{"empty.csv"}},
+		{name: "header-only CSV", args: score("header-only.csv"), code: 2, want: []string{"header-only.csv", "0 rows"}},
+		{name: "1_000 in a CSV", args: score("underscore.csv"), code: 2, want: []string{"underscore.csv", `"x0"`, "row 2", "not a decimal number"}},
+		{name: "0x1p4 in a CSV", args: score("hex.csv"), code: 2, want: []string{"hex.csv", `"y0"`, "row 1", "not a decimal number"}},
+		{name: "NaN", args: score("nan.csv"), code: 2, want: []string{"nan.csv", `"y0"`, "row 1"}},
+		{name: "-Inf", args: score("inf.csv"), code: 2, want: []string{"inf.csv", `"x0"`, "row 2"}},
+		{name: "null", args: score("null.csv"), code: 2, want: []string{"null.csv", `"x0"`, "row 1"}},
+		{name: "ragged CSV", args: score("ragged.csv"), code: 2, want: []string{"ragged.csv"}},
+		{name: "half a Parquet file", args: score("half.parquet"), code: 2, want: []string{"half.parquet"}},
+		{name: "stream cut at a batch boundary, --strict", args: score("cut.arrows", "--strict"), code: 2,
+			want: []string{"cut.arrows", "ends after 300 rows without its end-of-stream marker"}},
+		{name: "stream cut at a batch boundary", args: score("cut.arrows"), code: 0, creates: []string{"out.state"},
+			want: []string{"dime: warning: dimeio: cut.arrows: the Arrow IPC stream ends after 300 rows without its end-of-stream marker: it may be truncated (--strict makes this an error)"}},
+	})
+	// Single-byte corruptions of the stream's first bytes (its schema and
+	// first batch's metadata) are read or refused in one line that names the
+	// file, never with the text of a Go runtime error (runHostile checks
+	// that).
+	var cases []hostileCase
+	for i := 0; i < min(len(stream), 240); i += 8 {
+		bad := append([]byte(nil), stream...)
+		bad[i] ^= 0x80
+		name := fmt.Sprintf("flip%d.arrows", i)
+		os.WriteFile(filepath.Join(dir, name), bad, 0o644)
+		code, _, _ := runBinaryIn(t, dir, nil, score(name)...)
+		os.Remove(filepath.Join(dir, "out.state"))
+		if code == 0 {
+			continue // a flip in data bytes reads as other numbers
+		}
+		cases = append(cases, hostileCase{name: "corrupt stream " + name, args: score(name), code: 2, want: []string{name}})
+	}
+	if len(cases) < 5 {
+		t.Errorf("only %d of 30 corruptions refused", len(cases))
+	}
 	runHostile(t, dir, cases)
 }

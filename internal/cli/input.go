@@ -17,17 +17,19 @@ type inputFlags struct {
 	format      string
 	batchSize   int
 	skipInvalid bool
+	strict      bool
 }
 
 func (f *inputFlags) register(fs *flagSet) {
 	fs.StringVar(&f.format, "format", "", "input format: parquet, ipc-file, ipc-stream or csv (default: from the extension; - is an IPC stream on stdin)")
 	fs.IntVar(&f.batchSize, "batch-size", dimeio.DefaultBatchSize, "rows per record batch read")
+	fs.BoolVar(&f.strict, "strict", false, "make an Arrow IPC stream without its end-of-stream marker (truncated?) an error rather than a warning")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "drop rows with a null, NaN, Inf or a value beyond ±1e150 in a selected column (counted) instead of stopping")
 }
 
 // options returns the reader options for the given views.
 func (f *inputFlags) options(xcols, ycols []string) (dimeio.Options, error) {
-	opts := dimeio.Options{X: xcols, Y: ycols, BatchSize: f.batchSize, SkipInvalid: f.skipInvalid, MaxAbs: exact.MaxAbsValue}
+	opts := dimeio.Options{X: xcols, Y: ycols, BatchSize: f.batchSize, SkipInvalid: f.skipInvalid, Strict: f.strict, MaxAbs: exact.MaxAbsValue}
 	if f.format != "" {
 		format, err := dimeio.ParseFormat(f.format)
 		if err != nil {
@@ -62,6 +64,13 @@ func inputError(err error) error {
 		return usageError{err}
 	}
 	return err
+}
+
+// warnInput prints the reader's warnings on stderr, one line each.
+func warnInput(e *env, r *dimeio.Reader) {
+	for _, w := range r.Warnings() {
+		fmt.Fprintf(e.stderr, "dime: warning: %s (--strict makes this an error)\n", oneLine(w))
+	}
 }
 
 // onePath returns the single positional argument of a command.
@@ -120,6 +129,7 @@ func readSample(e *env, in *inputFlags, path string, xcols, ycols []string, n in
 	if err := r.Err(); err != nil {
 		return sample{}, inputError(err)
 	}
+	warnInput(e, r)
 	rows := len(xs) / dx
 	if rows < 2 {
 		return sample{}, usagef("%s: %d rows (%d skipped): need at least 2", path, rows, r.Skipped())

@@ -270,6 +270,7 @@ func runMonitor(e *env, args []string) error {
 				if err != nil {
 					return inputError(err)
 				}
+				warnInput(e, r)
 				return nil
 			}
 			mon.Skip(b.skipped)

@@ -81,6 +81,7 @@ func runScore(e *env, args []string) error {
 	if err := r.Err(); err != nil {
 		return inputError(err)
 	}
+	warnInput(e, r)
 	est.Skip(r.Skipped())
 	if est.Rows() < 2 {
 		return usagef("%s: %d rows (%d skipped): need at least 2", path, est.Rows(), r.Skipped())
