@@ -127,6 +127,18 @@ func CheckValue(v float64) string {
 	return ""
 }
 
+// FirstInvalid returns the index of the first value of v that CheckValue
+// refuses, or -1. It is the one check of values that the exact and the
+// streaming estimators share.
+func FirstInvalid(v []float64) int {
+	for i, x := range v {
+		if x-x != 0 || x > MaxAbsValue || x < -MaxAbsValue { // NaN, ±Inf or too large
+			return i
+		}
+	}
+	return -1
+}
+
 // CheckFinite returns an error matching ErrInvalidInput that names the first
 // row and column (both counted from 0) of x holding NaN, ±Inf or a value
 // beyond ±MaxAbsValue.
@@ -135,10 +147,9 @@ func CheckFinite(x mat.Matrix) error {
 	if d, ok := x.(*mat.Dense); ok {
 		raw := d.RawMatrix()
 		for i := 0; i < r; i++ {
-			for j, v := range raw.Data[i*raw.Stride : i*raw.Stride+c] {
-				if v-v != 0 || v > MaxAbsValue || v < -MaxAbsValue {
-					return invalidf("row %d, column %d: %s", i, j, CheckValue(v))
-				}
+			row := raw.Data[i*raw.Stride : i*raw.Stride+c]
+			if j := FirstInvalid(row); j >= 0 {
+				return invalidf("row %d, column %d: %s", i, j, CheckValue(row[j]))
 			}
 		}
 		return nil

@@ -265,10 +265,8 @@ func (e *Estimator) addStarted(x, y []float64, rows int) error {
 // checkFinite returns an error naming the first NaN, Inf or value beyond
 // ±exact.MaxAbsValue of a block.
 func checkFinite(view string, v []float64, d int, offset int64) error {
-	for i, x := range v {
-		if x-x != 0 || x > exact.MaxAbsValue || x < -exact.MaxAbsValue {
-			return invalidf("%s row %d, column %d: %s", view, offset+int64(i/d), i%d, exact.CheckValue(x))
-		}
+	if i := exact.FirstInvalid(v); i >= 0 {
+		return invalidf("%s row %d, column %d: %s", view, offset+int64(i/d), i%d, exact.CheckValue(v[i]))
 	}
 	return nil
 }
