@@ -22,8 +22,8 @@ import (
 //	RecordBatch: length, nodes, buffers, compression, variadicBufferCounts
 //	DictionaryBatch: id, data, isDelta
 //
-// Every vector's elements must lie inside the metadata and the schema may
-// name at most one field per 4 bytes of it, counted with repetitions.
+// Every vector's elements must lie inside the metadata; a schema is checked
+// by fbChecker, as the one a Parquet file embeds (arrowschema.go).
 //
 // A record batch's buffers must lie inside its body (bodyLen bytes), and
 // when the batch is compressed, the uncompressed size that begins each
@@ -47,12 +47,9 @@ func checkMetadata(meta []byte, bodyLen int64, body []byte) (err error) {
 		return nil
 	}
 	switch msg.GetByteSlot(slot(1), 0) { // header_type
-	case 1: // Schema
-		budget := len(meta) / 4
-		if err := checkVector(&header, 2, 4); err != nil {
-			return err
-		}
-		return checkFields(&header, 1, &budget)
+	case 1: // Schema: its fields, types, names and key-values
+		c := &fbChecker{buf: meta, budget: len(meta)}
+		return c.message()
 	case 2: // DictionaryBatch
 		var data flatbuffers.Table
 		if !table(&header, 1, &data) {
@@ -100,35 +97,6 @@ func checkRecordBatch(t *flatbuffers.Table, bodyLen int64, body []byte) error {
 		raw := int64(binary.LittleEndian.Uint64(body[off:]))
 		if raw != -1 && (raw < 0 || raw > maxInflation*size+1<<20) {
 			return fmt.Errorf("corrupt record batch: buffer %d of %d compressed bytes claims %d uncompressed", i, size, raw)
-		}
-	}
-	return nil
-}
-
-// checkFields checks the vector of fields at field index f of t (a Schema's
-// fields or a Field's children), and each field's own vectors, spending one
-// of budget per field.
-func checkFields(t *flatbuffers.Table, f int, budget *int) error {
-	if err := checkVector(t, f, 4); err != nil {
-		return err
-	}
-	o := t.Offset(slot(f))
-	if o == 0 {
-		return nil
-	}
-	n := t.VectorLen(flatbuffers.UOffsetT(o))
-	if *budget -= n; *budget < 0 {
-		return errors.New("corrupt message metadata: more fields than its bytes can hold")
-	}
-	start := t.Vector(flatbuffers.UOffsetT(o))
-	for i := 0; i < n; i++ {
-		at := start + flatbuffers.UOffsetT(4*i)
-		field := flatbuffers.Table{Bytes: t.Bytes, Pos: t.Indirect(at)}
-		if err := checkVector(&field, 6, 4); err != nil { // custom_metadata
-			return err
-		}
-		if err := checkFields(&field, 5, budget); err != nil { // children
-			return err
 		}
 	}
 	return nil
