@@ -34,12 +34,27 @@
 // paper's √(d/2) for d columns, Median is the median pairwise distance (in the
 // kernel's own norm) over √2.
 //
+// # Independence test
+//
+// Result.PValue is by default the HSIC test of the same Gram matrices
+// (HSICTest): the statistic n·HSIC = tr(K̃_X K̃_Y)/n of the centered Grams
+// K̃ = HKH, referred to the weighted χ² sum Σ λᵢμⱼ Zᵢⱼ² whose weights are the
+// eigenvalues of K̃_X/n and K̃_Y/n (its asymptotic null, Gretton et al. 2008
+// and 2009), located and scaled by the statistic's exact mean and variance
+// over random pairings of the rows, its tail by a saddlepoint approximation
+// (WeightedChiSquareSurvival). It needs no permutation, has no floor, and
+// its calibration on held-out null data is reported in CALIBRATION.md.
+// Config.TestPermutations = B > 0 selects the permutation test of the joint
+// entropy instead, exact but never below 1/(B + 1).
+//
 // # Cost
 //
-// Estimate builds two n×n Gram matrices and solves P + 3 values-only symmetric
-// eigenproblems (X, Y, joint and P permuted joints), concurrently on up to
-// GOMAXPROCS goroutines, each with one n×n scratch matrix. Memory is about
-// (2 + workers)·8n² bytes: 40 MB at n = 1024, 2.5 GB at n = 8192.
+// Estimate builds two n×n Gram matrices and solves P + 5 values-only
+// symmetric eigenproblems (X, Y, joint, P permuted joints and the two
+// centered Grams of the HSIC test; P + 3 plus max(B − P, 0) with the
+// permutation test), concurrently on up to GOMAXPROCS goroutines, each with
+// one n×n scratch matrix. Memory is about (2 + workers)·8n² bytes: 40 MB at
+// n = 1024, 2.5 GB at n = 8192.
 //
 // The spectrum-to-entropy code (SpectrumEntropy, MatrixEntropy) is shared with
 // package covariance, so exact and approximate entropies agree by construction

@@ -1,6 +1,7 @@
 package exact
 
 import (
+	"fmt"
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
@@ -42,11 +43,35 @@ type Config struct {
 	Permutations int
 	// Seed drives the permutations.
 	Seed uint64
-	// TestPermutations is the number B of null replicates of the
-	// independence test (see Result.PValue): 0, or anything up to
-	// Permutations, uses the P permutations of DiME; more adds B − P
-	// eigenproblems. The smallest p-value B allows is 1/(B + 1).
+	// TestPermutations chooses the independence test of Result.PValue.
+	// 0 (the default) is the HSIC test of the same Gram matrices
+	// (HSICTest): two more eigenproblems, no permutations, p-values as small
+	// as the data support. B ≥ 1 is the permutation test of the joint
+	// entropy with max(B, Permutations) null replicates, the first P of
+	// which are DiME's permutations: max(B − P, 0) more eigenproblems, and
+	// p-values never below 1/(B + 1).
 	TestPermutations int
+}
+
+// TestKind names the independence test behind a p-value.
+type TestKind uint8
+
+const (
+	// TestHSIC is the HSIC test of HSICTest.
+	TestHSIC TestKind = iota
+	// TestPermutation is the permutation test of the joint entropy.
+	TestPermutation
+)
+
+// String returns "hsic" or "permutation".
+func (k TestKind) String() string {
+	switch k {
+	case TestHSIC:
+		return "hsic"
+	case TestPermutation:
+		return "permutation"
+	}
+	return fmt.Sprintf("TestKind(%d)", uint8(k))
 }
 
 // DefaultConfig returns the paper's settings: Gaussian kernel, α = 1.01,
@@ -104,12 +129,23 @@ type Result struct {
 	// K_X ∘ Π K_Y Πᵀ for each permutation.
 	MeanPermutedJoint float64
 	PermutedJoint     []float64
-	// PValue is the p-value of the permutation test of independence with
-	// TestPermutations null replicates: under independence the observed
-	// pairing is exchangeable with random ones, and dependence lowers the
-	// joint entropy, so p = (1 + #{b: S(K_X ∘ Π_b K_Y Π_bᵀ) ≤ S(K_X ∘ K_Y)}) / (1 + B).
+	// PValue is the p-value of the test of independence named by Test.
+	//
+	// TestHSIC (the default): the HSIC test of the same Gram matrices,
+	// HSIC holds its statistic and null moments (see HSICTest). Its null
+	// is an approximation, measured to be calibrated on held-out data
+	// (CALIBRATION.md), and it has no floor (down to 1e-300).
+	//
+	// TestPermutation: under independence the observed pairing is
+	// exchangeable with random ones, and dependence lowers the joint
+	// entropy, so with B = TestPermutations null replicates
+	// p = (1 + #{b: S(K_X ∘ Π_b K_Y Π_bᵀ) ≤ S(K_X ∘ K_Y)}) / (1 + B).
 	// It is exact (not asymptotic) and never below 1/(B + 1).
-	PValue           float64
+	PValue float64
+	Test   TestKind
+	HSIC   HSICResult
+	// TestPermutations is B, the null replicates of the permutation test
+	// (0 for the HSIC test).
 	TestPermutations int
 }
 
@@ -145,14 +181,22 @@ func Estimate(x, y mat.Matrix, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	// The first P permutations serve DiME and the test; the test may take
-	// more from the same seeded sequence.
-	B := max(cfg.TestPermutations, cfg.Permutations)
-	s, err := entropies(kx, ky, cfg.Alpha, Permutations(n, B, cfg.Seed), true)
+	// The first P permutations serve DiME and the permutation test, which
+	// may take more from the same seeded sequence.
+	useHSIC := cfg.TestPermutations == 0
+	B := 0
+	if !useHSIC {
+		B = max(cfg.TestPermutations, cfg.Permutations)
+	}
+	s, err := entropies(kx, ky, cfg.Alpha, Permutations(n, max(B, cfg.Permutations), cfg.Seed), true, useHSIC)
 	if err != nil {
 		return Result{}, err
 	}
 	parts := newDiMEParts(s.joint, s.permuted[:cfg.Permutations])
+	test, p := TestHSIC, s.hsic.PValue
+	if !useHSIC {
+		test, p = TestPermutation, PermutationPValue(s.joint, s.permuted)
+	}
 	return Result{
 		Rows: n, Kernel: cfg.Kernel, Alpha: cfg.Alpha,
 		SigmaX: sigmaX, SigmaY: sigmaY,
@@ -161,7 +205,7 @@ func Estimate(x, y mat.Matrix, cfg Config) (Result, error) {
 		MutualInformation: s.x + s.y - s.joint,
 		DiME:              parts.DiME, DiMEStdErr: parts.StdErr,
 		MeanPermutedJoint: parts.MeanPermutedJoint, PermutedJoint: parts.PermutedJoint,
-		PValue: PermutationPValue(s.joint, s.permuted), TestPermutations: B,
+		PValue: p, Test: test, HSIC: s.hsic, TestPermutations: B,
 	}, nil
 }
 

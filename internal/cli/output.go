@@ -54,14 +54,15 @@ type report struct {
 	DiMEStdErr     number   `json:"dime_stderr"`
 	DiMEAnalytic   *number  `json:"dime_analytic,omitempty"` // rff
 	PValue         *number  `json:"p_value,omitempty"`
-	TestPerms      int      `json:"test_permutations,omitempty"` // exact: null replicates of the p-value
+	PValueTest     string   `json:"p_value_test,omitempty"`      // exact: "hsic" or "permutation"
+	TestPerms      int      `json:"test_permutations,omitempty"` // exact: null replicates of the permutation test
 	ElapsedSeconds float64  `json:"elapsed_seconds"`
 }
 
 func exactReport(r exact.Result, cfg exact.Config, xcols, ycols []string, elapsed time.Duration) report {
 	p := number(r.PValue)
 	return report{
-		PValue: &p, TestPerms: r.TestPermutations,
+		PValue: &p, PValueTest: r.Test.String(), TestPerms: r.TestPermutations,
 		Estimator: "exact", Rows: int64(r.Rows), XColumns: xcols, YColumns: ycols,
 		Kernel: r.Kernel.String(), Alpha: r.Alpha,
 		SigmaRuleX: cfg.SigmaX.String(), SigmaRuleY: cfg.SigmaY.String(), SigmaX: r.SigmaX, SigmaY: r.SigmaY,
@@ -152,7 +153,10 @@ func writeTable(w io.Writer, r report) error {
 	}
 	if r.PValue != nil {
 		how := "t-approximation from the permuted accumulators"
-		if r.Estimator == "exact" {
+		switch {
+		case r.Estimator == "exact" && r.PValueTest == "hsic":
+			how = "HSIC test of the same Gram matrices"
+		case r.Estimator == "exact":
 			how = fmt.Sprintf("permutation test, %d null replicates: at least %.3g", r.TestPerms, 1/float64(r.TestPerms+1))
 		}
 		line("p-value", "%s (independence; %s)", fmtPValue(*r.PValue), how)
