@@ -62,6 +62,7 @@ func main() {
 		defer f.Close()
 		rec = f
 	}
+	rev := revision() // before the run: the tree may change while it runs
 	start := time.Now()
 	rs, err := s.Run(func(done int, r calib.Record) {
 		if rec != nil {
@@ -77,7 +78,7 @@ func main() {
 	if err != nil {
 		fatalf("%v", err)
 	}
-	header(os.Stdout, s, *study, time.Since(start))
+	header(os.Stdout, s, *study, rev, time.Since(start))
 	if *study == "power" {
 		power(os.Stdout, rs)
 		return
@@ -90,8 +91,9 @@ func fatalf(format string, a ...any) {
 	os.Exit(2)
 }
 
-// header prints what was run: command, seeds, commit.
-func header(w io.Writer, s calib.Study, study string, took time.Duration) {
+// revision returns the commit the program was built from, from the build
+// information or else from git in the working directory.
+func revision() string {
 	rev, dirty := "unknown", ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, kv := range bi.Settings {
@@ -116,13 +118,18 @@ func header(w io.Writer, s calib.Study, study string, took time.Duration) {
 			}
 		}
 	}
+	return rev + dirty
+}
+
+// header prints what was run: command, seeds, commit.
+func header(w io.Writer, s calib.Study, study, rev string, took time.Duration) {
 	last := s.FirstSeed + uint64(s.Datasets) - 1
 	extra := ""
 	if len(s.Args) > 0 {
 		extra = " " + strings.Join(s.Args, " ")
 	}
-	fmt.Fprintf(w, "%s study of `dime %s -%s`: %d datasets, seeds %d to %d, commit %s%s, %s, %d CPUs, %.0f s\n\n",
-		study, s.Command, extra, s.Datasets, s.FirstSeed, last, rev, dirty, runtime.Version(), runtime.NumCPU(), took.Seconds())
+	fmt.Fprintf(w, "%s study of `dime %s -%s`: %d datasets, seeds %d to %d, commit %s, %s, %d CPUs, %.0f s\n\n",
+		study, s.Command, extra, s.Datasets, s.FirstSeed, last, rev, runtime.Version(), runtime.NumCPU(), took.Seconds())
 }
 
 // null prints the calibration tables: all datasets, then by kind, by
