@@ -57,7 +57,7 @@ func ConditionalEntropy(kx, ky *mat.SymDense, alpha float64) (float64, error) {
 // I_α(X; Y) = S_α(K_X) + S_α(K_Y) − S_α(K_X ∘ K_Y), which lies in
 // [0, min(S_α(K_X), S_α(K_Y))] (subadditivity).
 func MutualInformation(kx, ky *mat.SymDense, alpha float64) (float64, error) {
-	s, err := entropies(kx, ky, alpha, nil, true, false)
+	s, err := entropies(kx, ky, alpha, nil, entropyOptions{marginals: true})
 	if err != nil {
 		return 0, err
 	}
@@ -84,7 +84,7 @@ type DiMEParts struct {
 // that is (Π K_Y Πᵀ)[i][l] = K_Y[perms[k][i]][perms[k][l]]. The P + 1
 // eigenproblems run concurrently on up to GOMAXPROCS goroutines.
 func DiME(kx, ky *mat.SymDense, alpha float64, perms [][]int) (DiMEParts, error) {
-	s, err := entropies(kx, ky, alpha, perms, false, false)
+	s, err := entropies(kx, ky, alpha, perms, entropyOptions{})
 	if err != nil {
 		return DiMEParts{}, err
 	}
@@ -124,13 +124,25 @@ type entropySet struct {
 	x, y, joint float64
 	permuted    []float64
 	hsic        HSICResult
+	// selfX and selfY are the DiME of each view with a copy of itself.
+	selfX, selfY DiMEParts
+}
+
+// entropyOptions says what entropies computes beyond the joint and permuted
+// joint entropies.
+type entropyOptions struct {
+	marginals bool // S(K_X) and S(K_Y)
+	hsic      bool // the HSIC test: 2 eigenproblems
+	// self is the number of permutations (the first ones) of the self terms
+	// DiME(X;X′) and DiME(Y;Y′) of the normalized score: 2(self + 1)
+	// eigenproblems; 0 for none.
+	self int
 }
 
 // entropies computes, concurrently, S(K_X ∘ K_Y), S(K_X ∘ Π K_Y Πᵀ) for each
-// permutation, with marginals also S(K_X) and S(K_Y), and with hsic the HSIC
-// test (two eigenproblems more). Each worker owns one n×n scratch matrix that
-// it fills and then destroys in the eigensolver.
-func entropies(kx, ky *mat.SymDense, alpha float64, perms [][]int, marginals, hsic bool) (entropySet, error) {
+// permutation, and what opts asks. Each worker owns one n×n scratch matrix
+// that it fills and then destroys in the eigensolver.
+func entropies(kx, ky *mat.SymDense, alpha float64, perms [][]int, opts entropyOptions) (entropySet, error) {
 	if err := CheckAlpha(alpha); err != nil {
 		return entropySet{}, err
 	}
@@ -147,7 +159,7 @@ func entropies(kx, ky *mat.SymDense, alpha float64, perms [][]int, marginals, hs
 	var jobs []gramJob
 	add := func(f func(dst blas64.Symmetric)) { jobs = append(jobs, gramJob{fill: f}) }
 	var cx, cy centring
-	if hsic {
+	if opts.hsic {
 		// The centered spectra first: with as many jobs as workers or more,
 		// the two extra eigenproblems then overlap the entropies'.
 		cx, cy = newCentring(x), newCentring(y)
@@ -155,9 +167,19 @@ func entropies(kx, ky *mat.SymDense, alpha float64, perms [][]int, marginals, hs
 			gramJob{fill: func(dst blas64.Symmetric) { cx.fill(dst) }, spectrum: true},
 			gramJob{fill: func(dst blas64.Symmetric) { cy.fill(dst) }, spectrum: true})
 	}
-	if marginals {
+	if opts.marginals {
 		add(func(dst blas64.Symmetric) { copyUpper(dst, x) })
 		add(func(dst blas64.Symmetric) { copyUpper(dst, y) })
+	}
+	// The self terms use the same code as the joint ones, so that with
+	// K_Y = K_X they compute the same matrices, bit for bit.
+	if opts.self > 0 {
+		for _, v := range []blas64.Symmetric{x, y} {
+			add(func(dst blas64.Symmetric) { hadamardPermuted(dst, v, v, nil) })
+			for _, p := range perms[:opts.self] {
+				add(func(dst blas64.Symmetric) { hadamardPermuted(dst, v, v, p) })
+			}
+		}
 	}
 	add(func(dst blas64.Symmetric) { hadamardPermuted(dst, x, y, nil) })
 	for _, p := range perms {
@@ -168,12 +190,17 @@ func entropies(kx, ky *mat.SymDense, alpha float64, perms [][]int, marginals, hs
 		return entropySet{}, err
 	}
 	var s entropySet
-	if hsic {
+	if opts.hsic {
 		s.hsic = hsicFrom(cx, cy, spectra[0], spectra[1])
 		values = values[2:]
 	}
-	if marginals {
+	if opts.marginals {
 		s.x, s.y, values = values[0], values[1], values[2:]
+	}
+	if k := opts.self; k > 0 {
+		s.selfX = newDiMEParts(values[0], values[1:1+k])
+		s.selfY = newDiMEParts(values[1+k], values[2+k:2+2*k])
+		values = values[2+2*k:]
 	}
 	s.joint, s.permuted = values[0], values[1:]
 	return s, nil

@@ -233,6 +233,39 @@ func TestExactDefaultPValue(t *testing.T) {
 	}
 }
 
+// TestExactNormalized checks dime_normalized in dime exact's reports:
+// exactly 1 when Y is X, in (0, 1) on the sine toy, absent with
+// --normalized=false, and on the table.
+func TestExactNormalized(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sine.csv")
+	writeData(t, path, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 5}, 400)
+	run := func(args ...string) (map[string]any, string) {
+		t.Helper()
+		code, out, errs := runBinary(t, nil, append([]string{"exact", path, "--sample", "200"}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		if strings.Contains(strings.Join(args, " "), "--json") {
+			return decode(t, out), out
+		}
+		return nil, out
+	}
+	m, _ := run("--x", "x0,x1", "--y", "x0,x1", "--json")
+	if m["dime_normalized"] != 1.0 {
+		t.Errorf("Y = X: dime_normalized %v, want exactly 1", m["dime_normalized"])
+	}
+	m, _ = run("--x", "x0,x1", "--y", "y0,y1", "--json")
+	if v := num(t, m, "dime_normalized"); !(v > 0.1 && v < 1) {
+		t.Errorf("sine: dime_normalized %v", v)
+	}
+	if m, _ = run("--x", "x0,x1", "--y", "y0,y1", "--json", "--normalized=false"); m["dime_normalized"] != nil {
+		t.Errorf("--normalized=false: dime_normalized %v", m["dime_normalized"])
+	}
+	if _, out := run("--x", "x0,x1", "--y", "y0,y1"); !strings.Contains(out, "DiME normalized") {
+		t.Errorf("no normalized line in the table:\n%s", out)
+	}
+}
+
 // TestScoreSeparatesDependence checks that score finds DiME near 0 on
 // independent data and clearly larger on sine data.
 func TestScoreSeparatesDependence(t *testing.T) {

@@ -53,6 +53,7 @@ type report struct {
 	DiME           number   `json:"dime"`
 	DiMEStdErr     number   `json:"dime_stderr"`
 	DiMEAnalytic   *number  `json:"dime_analytic,omitempty"` // rff
+	DiMENormalized *number  `json:"dime_normalized,omitempty"`
 	PValue         *number  `json:"p_value,omitempty"`
 	PValueTest     string   `json:"p_value_test,omitempty"`      // exact: "hsic" or "permutation"
 	TestPerms      int      `json:"test_permutations,omitempty"` // exact: null replicates of the permutation test
@@ -61,8 +62,14 @@ type report struct {
 
 func exactReport(r exact.Result, cfg exact.Config, xcols, ycols []string, elapsed time.Duration) report {
 	p := number(r.PValue)
+	var norm *number
+	if !cfg.SkipNormalized {
+		v := number(r.Normalized)
+		norm = &v
+	}
 	return report{
-		PValue: &p, PValueTest: r.Test.String(), TestPerms: r.TestPermutations,
+		DiMENormalized: norm,
+		PValue:         &p, PValueTest: r.Test.String(), TestPerms: r.TestPermutations,
 		Estimator: "exact", Rows: int64(r.Rows), XColumns: xcols, YColumns: ycols,
 		Kernel: r.Kernel.String(), Alpha: r.Alpha,
 		SigmaRuleX: cfg.SigmaX.String(), SigmaRuleY: cfg.SigmaY.String(), SigmaX: r.SigmaX, SigmaY: r.SigmaY,
@@ -150,6 +157,9 @@ func writeTable(w io.Writer, r report) error {
 	line("DiME", "%s ± %s (P = %d permutations)", fmtNumber(r.DiME), fmtNumber(r.DiMEStdErr), r.Permutations)
 	if r.DiMEAnalytic != nil {
 		line("DiME analytic", "%s", fmtNumber(*r.DiMEAnalytic))
+	}
+	if r.DiMENormalized != nil {
+		line("DiME normalized", "%s (0: independent, 1: Y = X; DiME / sqrt(DiME(X;X')·DiME(Y;Y')))", fmtNumber(*r.DiMENormalized))
 	}
 	if r.PValue != nil {
 		how := "t-approximation from the permuted accumulators"
