@@ -68,3 +68,23 @@ func BenchmarkEstimate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHSICTest measures the default p-value alone (Grams given) at
+// n = 1024: on independent data (sequential stopping after about 100
+// pairings) and on dependent data (all 999 pairings, then the two
+// eigenproblems of the spectral tail).
+func BenchmarkHSICTest(b *testing.B) {
+	for _, kind := range []synth.Kind{synth.Independent, synth.Gaussian} {
+		b.Run(kind.String(), func(b *testing.B) {
+			x, y := toy(b, kind, 10, 4, 1024, 1)
+			kx := mustGram(b, Gaussian, FixedSigma(10), x)
+			ky := mustGram(b, Gaussian, FixedSigma(10), y)
+			b.ResetTimer()
+			for i := range b.N {
+				if _, err := HSICTest(kx, ky, HSICOptions{Seed: uint64(i)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

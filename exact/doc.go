@@ -53,26 +53,28 @@
 //
 // Result.PValue is by default the HSIC test of the same Gram matrices
 // (HSICTest): the statistic n·HSIC = tr(K̃_X K̃_Y)/n of the centered Grams
-// K̃ = HKH, referred to the weighted χ² sum Σ λᵢμⱼ Zᵢⱼ² whose weights are the
-// eigenvalues of K̃_X/n and K̃_Y/n (its asymptotic null, Gretton et al. 2008
-// and 2009), located and scaled by the statistic's exact mean and variance
-// over random pairings of the rows, its tail by a saddlepoint approximation
-// (WeightedChiSquareSurvival). It needs no permutation, has no floor, and
-// its calibration on held-out null data is reported in CALIBRATION.md.
-// Config.TestPermutations = B > 0 selects the permutation test of the joint
-// entropy instead, exact but never below 1/(B + 1).
+// K̃ = HKH against its values under random pairings of the rows, drawn
+// until 20 reach it or 999 have been drawn (Besag and Clifford's sequential
+// Monte Carlo p-value, exact at every level down to 0.001), and below 0.001
+// the spectral tail of its asymptotic null Σ λᵢμⱼ Zᵢⱼ² (Gretton et al. 2008
+// and 2009) scaled by the exact permutation moments. Its calibration on
+// held-out null data is reported in CALIBRATION.md. Config.TestPermutations
+// = B > 0 selects the permutation test of the joint entropy instead, exact
+// but never below 1/(B + 1) and at one eigenproblem per replicate beyond P.
 //
 // # Cost
 //
 // Estimate builds two n×n Gram matrices and solves values-only symmetric
 // eigenproblems, concurrently on up to GOMAXPROCS goroutines, each with one
 // n×n scratch matrix: P + 3 for the entropies and DiME (X, Y, joint, P
-// permuted joints), 2 for the HSIC test (max(B − P, 0) instead with the
-// permutation test) and 2(P + 1) for the normalized score: 3P + 7 = 22 at
-// the defaults, where the paper's quantities alone need 8. The eigenproblems
-// dominate (the Grams cost O(n²d)), so Config.SkipNormalized cuts the
-// default time by more than half. Memory is about (2 + workers)·8n² bytes:
-// 40 MB at n = 1024, 2.5 GB at n = 8192.
+// permuted joints) and 2(P + 1) for the normalized score, 3P + 5 = 20 at the
+// defaults where the paper's quantities alone need 8. The HSIC test adds
+// O(n²) per random pairing (about 100 pairings on independent data, 999 on
+// clearly dependent data, then 2 eigenproblems for the spectral tail); the
+// permutation test of the joint entropy adds max(B − P, 0) eigenproblems
+// instead. The eigenproblems dominate (the Grams cost O(n²d)), so
+// Config.SkipNormalized cuts the default time by more than half. Memory is
+// about (2 + workers)·8n² bytes: 40 MB at n = 1024, 2.5 GB at n = 8192.
 //
 // The spectrum-to-entropy code (SpectrumEntropy, MatrixEntropy) is shared with
 // package covariance, so exact and approximate entropies agree by construction

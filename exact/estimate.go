@@ -46,11 +46,11 @@ type Config struct {
 	Seed uint64
 	// TestPermutations chooses the independence test of Result.PValue.
 	// 0 (the default) is the HSIC test of the same Gram matrices
-	// (HSICTest): two more eigenproblems, no permutations, p-values as small
-	// as the data support. B ≥ 1 is the permutation test of the joint
-	// entropy with max(B, Permutations) null replicates, the first P of
-	// which are DiME's permutations: max(B − P, 0) more eigenproblems, and
-	// p-values never below 1/(B + 1).
+	// (HSICTest, with Seed): O(n²) per random pairing of the rows, exact
+	// down to 0.001 and an asymptotic tail below. B ≥ 1 is the permutation
+	// test of the joint entropy with max(B, Permutations) null replicates,
+	// the first P of which are DiME's permutations: max(B − P, 0) more
+	// eigenproblems, and p-values never below 1/(B + 1).
 	TestPermutations int
 	// SkipNormalized skips the normalized score (Result.Normalized is then
 	// NaN), which saves its 2(P + 1) eigenproblems: more than half of the
@@ -146,9 +146,10 @@ type Result struct {
 	// PValue is the p-value of the test of independence named by Test.
 	//
 	// TestHSIC (the default): the HSIC test of the same Gram matrices,
-	// HSIC holds its statistic and null moments (see HSICTest). Its null
-	// is an approximation, measured to be calibrated on held-out data
-	// (CALIBRATION.md), and it has no floor (down to 1e-300).
+	// HSIC holds its statistic, pairings and null moments (see HSICTest):
+	// a sequential permutation test, exact at every level from 0.001 up,
+	// and below 0.001 the spectral tail of its asymptotic null (down to
+	// 1e-300). Its calibration on held-out data is in CALIBRATION.md.
 	//
 	// TestPermutation: under independence the observed pairing is
 	// exchangeable with random ones, and dependence lowers the joint
@@ -202,7 +203,7 @@ func Estimate(x, y mat.Matrix, cfg Config) (Result, error) {
 	if !useHSIC {
 		B = max(cfg.TestPermutations, cfg.Permutations)
 	}
-	opts := entropyOptions{marginals: true, hsic: useHSIC}
+	opts := entropyOptions{marginals: true}
 	if !cfg.SkipNormalized {
 		opts.self = cfg.Permutations
 	}
@@ -218,9 +219,16 @@ func Estimate(x, y mat.Matrix, cfg Config) (Result, error) {
 	if !cfg.SkipNormalized {
 		norm = NormalizedScore(parts.DiME, selfX, selfY)
 	}
-	test, p := TestHSIC, s.hsic.PValue
-	if !useHSIC {
-		test, p = TestPermutation, PermutationPValue(s.joint, s.permuted)
+	var hsic HSICResult
+	test, p := TestPermutation, PermutationPValue(s.joint, s.permuted)
+	if useHSIC {
+		// The entropies are done with the Grams' upper triangles: K_Y's
+		// lower triangle takes its full storage for the pairings.
+		raw := ky.RawSymmetric()
+		if hsic, err = hsicTest(kx.RawSymmetric(), raw, mirrorInPlace(raw), HSICOptions{Seed: cfg.Seed}); err != nil {
+			return Result{}, err
+		}
+		test, p = TestHSIC, hsic.PValue
 	}
 	return Result{
 		Rows: n, Kernel: cfg.Kernel, Alpha: cfg.Alpha,
@@ -231,7 +239,7 @@ func Estimate(x, y mat.Matrix, cfg Config) (Result, error) {
 		DiME:              parts.DiME, DiMEStdErr: parts.StdErr,
 		MeanPermutedJoint: parts.MeanPermutedJoint, PermutedJoint: parts.PermutedJoint,
 		Normalized: norm, DiMESelfX: selfX, DiMESelfY: selfY,
-		PValue: p, Test: test, HSIC: s.hsic, TestPermutations: B,
+		PValue: p, Test: test, HSIC: hsic, TestPermutations: B,
 	}, nil
 }
 

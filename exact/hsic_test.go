@@ -1,9 +1,13 @@
 package exact
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"runtime"
 	"testing"
 
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dime-project/dime/synth"
@@ -45,7 +49,7 @@ func TestHSICStatistic(t *testing.T) {
 	x, y := toy(t, synth.Sine, 2, 0, 120, 3)
 	kx := mustGram(t, Gaussian, 1, x)
 	ky := mustGram(t, Gaussian, 1, y)
-	r, err := HSICTest(kx, ky)
+	r, err := HSICTest(kx, ky, HSICOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +75,10 @@ func TestHSICStatistic(t *testing.T) {
 	if math.Abs(mean-r.NullMean) > 4*se {
 		t.Errorf("mean over 4000 pairings %v ± %v, null mean %v", mean, se, r.NullMean)
 	}
-	if !(r.PValue < 1e-6) {
-		t.Errorf("sine data: p = %v", r.PValue)
+	// Sine data: no pairing reaches T, so all 999 are drawn and the spectral
+	// tail takes over below 1/1000.
+	if !(r.PValue < 1e-6) || r.Permutations != 999 || r.Exceedances != 0 || r.PValue != r.SpectralPValue {
+		t.Errorf("sine data: %+v", r)
 	}
 }
 
@@ -82,8 +88,29 @@ func elementwise(a, b *mat.Dense) *mat.Dense {
 	return &c
 }
 
-// TestHSICMatchesPermutations compares the p-value with the permutation
-// p-value of the same statistic (2000 pairings) on datasets of 200 rows,
+// spectralOnly returns the HSIC result with the spectral tail computed
+// whatever the permutations say.
+func spectralOnly(t *testing.T, kx, ky *mat.SymDense) HSICResult {
+	t.Helper()
+	r, err := HSICTest(kx, ky, HSICOptions{Permutations: 1, Exceedances: 1, NoSpectral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cx, cy := newCentring(kx.RawSymmetric()), newCentring(ky.RawSymmetric())
+	spectra, err := runSpectrumJobs(kx.SymmetricDim(), []func(dst blas64.Symmetric){
+		func(dst blas64.Symmetric) { cx.fill(dst) },
+		func(dst blas64.Symmetric) { cy.fill(dst) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SpectralPValue = spectralPValue(r, spectra[0], spectra[1], kx.SymmetricDim())
+	return r
+}
+
+// TestHSICMatchesPermutations compares the spectral tail (the p-value below
+// 1/(B + 1)) with the permutation p-value of the same statistic (2000
+// pairings) on datasets of 200 rows,
 // independent and dependent, with p from 0.006 to 0.87. Measured with 4000
 // pairings: differences of 0.0009 to 0.0099, each within 2 standard errors
 // of the permutation p-value (in the tail: 0.0062 vs 0.0075, 0.0105 vs
@@ -116,10 +143,7 @@ func TestHSICMatchesPermutations(t *testing.T) {
 		}
 		kx := mustGram(t, Gaussian, FixedSigma(c.d), x)
 		ky := mustGram(t, Gaussian, FixedSigma(c.d), y)
-		r, err := HSICTest(kx, ky)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := spectralOnly(t, kx, ky)
 		cx, cy := denseCentred(kx), denseCentred(ky)
 		above := 1
 		for _, p := range Permutations(n, B, c.seed) {
@@ -128,9 +152,9 @@ func TestHSICMatchesPermutations(t *testing.T) {
 			}
 		}
 		perm := float64(above) / (B + 1)
-		t.Logf("%v d=%d: spectral p %.4f, permutation p %.4f", c.kind, c.d, r.PValue, perm)
-		if se := math.Sqrt(perm * (1 - perm) / B); math.Abs(r.PValue-perm) > 4*se+0.01 {
-			t.Errorf("%v: spectral p %.4f, permutation p %.4f", c.kind, r.PValue, perm)
+		t.Logf("%v d=%d: spectral p %.4f, permutation p %.4f", c.kind, c.d, r.SpectralPValue, perm)
+		if se := math.Sqrt(perm * (1 - perm) / B); math.Abs(r.SpectralPValue-perm) > 4*se+0.01 {
+			t.Errorf("%v: spectral p %.4f, permutation p %.4f", c.kind, r.SpectralPValue, perm)
 		}
 	}
 }
@@ -159,7 +183,7 @@ func TestPermutationVariance(t *testing.T) {
 			x, y, _ := synth.Generate(synth.Spec{Kind: kind, Dim: 2, MI: 1, Noise: 0.3, Seed: uint64(n)}, n)
 			kx := mustGram(t, Gaussian, 1, x)
 			ky := mustGram(t, Gaussian, 0.7, y)
-			r, err := HSICTest(kx, ky)
+			r, err := HSICTest(kx, ky, HSICOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -179,4 +203,113 @@ func TestPermutationVariance(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestHSICEdges checks the cases without a usable null: fewer than 4 rows
+// (NaN), a constant view (K = 11ᵀ, centered to 0: p = 1) and rows so far
+// apart that K = I (every pairing gives the same statistic: p = 1).
+func TestHSICEdges(t *testing.T) {
+	x3 := mat.NewDense(3, 1, []float64{0, 1, 2})
+	if r, err := HSICTest(mustGram(t, Gaussian, 1, x3), mustGram(t, Gaussian, 1, x3), HSICOptions{}); err != nil || !math.IsNaN(r.PValue) {
+		t.Errorf("3 rows: p = %v, err %v", r.PValue, err)
+	}
+	x, y := toy(t, synth.Independent, 1, 0, 30, 4)
+	constant := mat.NewDense(30, 1, nil)
+	if r, err := HSICTest(mustGram(t, Gaussian, 1, x), mustGram(t, Gaussian, 1, constant), HSICOptions{}); err != nil || r.PValue != 1 || r.Statistic != 0 {
+		t.Errorf("constant view: %+v, err %v", r, err)
+	}
+	if r, err := HSICTest(mustGram(t, Gaussian, 1e-6, x), mustGram(t, Gaussian, 1, y), HSICOptions{}); err != nil || r.PValue != 1 {
+		t.Errorf("K = I: %+v, err %v", r, err)
+	}
+	if _, err := HSICTest(mustGram(t, Gaussian, 1, x), mustGram(t, Gaussian, 1, x3), HSICOptions{}); err == nil {
+		t.Error("different sizes accepted")
+	}
+}
+
+// TestSequentialPValueValid checks Besag and Clifford's p-value by
+// simulation: with the observed statistic and the pairings' statistics iid
+// (exchangeable, as under independence), P(p ≤ α) must not exceed α, and
+// equals it at levels in the p-value's support (0.05 = 20/400 and
+// 0.01 = 10/1000 with B = 999, h = 20). 40,000 repetitions: standard errors
+// 0.0011 at 0.05 and 0.0005 at 0.01; tolerance 4 of them.
+func TestSequentialPValueValid(t *testing.T) {
+	const reps, B, h = 40000, 999, 20
+	r := rand.New(rand.NewPCG(5, 6))
+	var le05, le01, draws int
+	for range reps {
+		u := r.Float64()
+		drawn, hits := 0, 0
+		for drawn < B && hits < h {
+			drawn++
+			if r.Float64() >= u {
+				hits++
+			}
+		}
+		draws += drawn
+		p := sequentialPValue(drawn, hits, B, h)
+		if p <= 0.05 {
+			le05++
+		}
+		if p <= 0.01 {
+			le01++
+		}
+	}
+	f05, f01 := float64(le05)/reps, float64(le01)/reps
+	t.Logf("P(p ≤ 0.05) = %.4f, P(p ≤ 0.01) = %.4f, mean pairings %.0f", f05, f01, float64(draws)/reps)
+	if math.Abs(f05-0.05) > 4*0.0011 || math.Abs(f01-0.01) > 4*0.0005 {
+		t.Errorf("P(p ≤ 0.05) = %.4f, P(p ≤ 0.01) = %.4f", f05, f01)
+	}
+}
+
+// TestHSICWorkersAgree checks that the sequential test stops at the same
+// pairing, with the same p-value, whatever the number of goroutines.
+func TestHSICWorkersAgree(t *testing.T) {
+	x, y := toy(t, synth.Independent, 1, 0, 150, 6)
+	kx, ky := mustGram(t, Gaussian, 1, x), mustGram(t, Gaussian, 1, y)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for seed := uint64(1); seed <= 3; seed++ {
+		runtime.GOMAXPROCS(1)
+		one, _ := HSICTest(kx, ky, HSICOptions{Seed: seed})
+		runtime.GOMAXPROCS(3)
+		three, _ := HSICTest(kx, ky, HSICOptions{Seed: seed})
+		// %v prints NaN alike, which == does not compare equal.
+		if fmt.Sprintf("%v", one) != fmt.Sprintf("%v", three) || one.Exceedances != DefaultHSICExceedances || one.Permutations >= DefaultHSICPermutations {
+			t.Errorf("seed %d: 1 goroutine: %+v\n3 goroutines: %+v", seed, one, three)
+		}
+	}
+}
+
+// TestPermutedInner checks the statistic of a pairing, computed from the
+// uncentered Grams, against dense products of the centered ones.
+func TestPermutedInner(t *testing.T) {
+	x, y := toy(t, synth.Sine, 2, 0, 50, 1)
+	kx, ky := mustGram(t, Gaussian, 1, x), mustGram(t, Gaussian, 1, y)
+	cx, cy := newCentring(kx.RawSymmetric()), newCentring(ky.RawSymmetric())
+	full := mirrored(ky.RawSymmetric())
+	dx, dy := denseCentred(kx), denseCentred(ky)
+	for _, p := range append(Permutations(50, 5, 3), identity(50)) {
+		a := permutedInner(cx, cy, full, p)
+		b := permutedStatistic(dx, dy, p) * 50
+		if math.Abs(a-b) > 1e-12*math.Abs(b) {
+			t.Errorf("permutedInner %v, dense %v", a, b)
+		}
+	}
+	if a, b := permutedInner(cx, cy, full, identity(50)), centredInner(cx, cy); math.Abs(a-b) > 1e-12*b {
+		t.Errorf("identity: %v, centredInner %v", a, b)
+	}
+	if got := mirrorInPlace(ky.RawSymmetric()); !slicesEqual(got, full) {
+		t.Error("mirrorInPlace and mirrored differ")
+	}
+}
+
+func slicesEqual(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -123,7 +123,6 @@ func meanStdErr(v []float64) (mean, stdErr float64) {
 type entropySet struct {
 	x, y, joint float64
 	permuted    []float64
-	hsic        HSICResult
 	// selfX and selfY are the DiME of each view with a copy of itself.
 	selfX, selfY DiMEParts
 }
@@ -132,7 +131,6 @@ type entropySet struct {
 // joint entropies.
 type entropyOptions struct {
 	marginals bool // S(K_X) and S(K_Y)
-	hsic      bool // the HSIC test: 2 eigenproblems
 	// self is the number of permutations (the first ones) of the self terms
 	// DiME(X;X′) and DiME(Y;Y′) of the normalized score: 2(self + 1)
 	// eigenproblems; 0 for none.
@@ -158,15 +156,6 @@ func entropies(kx, ky *mat.SymDense, alpha float64, perms [][]int, opts entropyO
 	x, y := kx.RawSymmetric(), ky.RawSymmetric()
 	var jobs []gramJob
 	add := func(f func(dst blas64.Symmetric)) { jobs = append(jobs, gramJob{fill: f}) }
-	var cx, cy centring
-	if opts.hsic {
-		// The centered spectra first: with as many jobs as workers or more,
-		// the two extra eigenproblems then overlap the entropies'.
-		cx, cy = newCentring(x), newCentring(y)
-		jobs = append(jobs,
-			gramJob{fill: func(dst blas64.Symmetric) { cx.fill(dst) }, spectrum: true},
-			gramJob{fill: func(dst blas64.Symmetric) { cy.fill(dst) }, spectrum: true})
-	}
 	if opts.marginals {
 		add(func(dst blas64.Symmetric) { copyUpper(dst, x) })
 		add(func(dst blas64.Symmetric) { copyUpper(dst, y) })
@@ -185,15 +174,11 @@ func entropies(kx, ky *mat.SymDense, alpha float64, perms [][]int, opts entropyO
 	for _, p := range perms {
 		add(func(dst blas64.Symmetric) { hadamardPermuted(dst, x, y, p) })
 	}
-	values, spectra, err := runGramJobs(n, alpha, jobs)
+	values, _, err := runGramJobs(n, alpha, jobs)
 	if err != nil {
 		return entropySet{}, err
 	}
 	var s entropySet
-	if opts.hsic {
-		s.hsic = hsicFrom(cx, cy, spectra[0], spectra[1])
-		values = values[2:]
-	}
 	if opts.marginals {
 		s.x, s.y, values = values[0], values[1], values[2:]
 	}

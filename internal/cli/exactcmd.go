@@ -10,7 +10,7 @@ func runExact(e *env, args []string) error {
 	fs := newFlagSet(e, "exact", "FILE --x COLS --y COLS [flags]")
 	var sf sampleFlags
 	sf.register(fs, 1024, "rows of the exact estimate: a seeded uniform sample when the input has more")
-	testPerms := fs.Int("test-permutations", 0, "independence test: 0 is the HSIC test of the same Gram matrices (2 eigenproblems, no floor on p); B > 0 is the permutation test of the joint entropy with max(B, P) null replicates (p >= 1/(B+1), B-P more eigenproblems)")
+	testPerms := fs.Int("test-permutations", 0, "independence test: 0 is the HSIC test of the same Gram matrices (random pairings, exact down to p = 0.001, an asymptotic tail below); B > 0 is the permutation test of the joint entropy with max(B, P) null replicates (p >= 1/(B+1), B-P more eigenproblems)")
 	normalized := fs.Bool("normalized", true, "report dime_normalized, DiME over the views' DiME with copies of themselves (2(P+1) more eigenproblems: more than half the time)")
 	path, xcols, ycols, cfg, err := sf.parse(fs, "exact", args)
 	if err != nil {
