@@ -66,11 +66,7 @@ func main() {
 	start := time.Now()
 	rs, err := s.Run(func(done int, r calib.Record) {
 		if rec != nil {
-			b, _ := json.Marshal(struct {
-				Case string `json:"case"`
-				calib.Record
-			}{r.Case.String(), r})
-			fmt.Fprintf(rec, "%s\n", b)
+			writeRecord(rec, r)
 		}
 		fmt.Fprintf(os.Stderr, "\r%s %s: %d/%d (%.0f s)", *study, *command, done, s.Datasets, time.Since(start).Seconds())
 	})
@@ -86,14 +82,42 @@ func main() {
 	null(os.Stdout, rs)
 }
 
+// writeRecord writes one dataset's record as a JSON line (NaN as null).
+func writeRecord(w io.Writer, r calib.Record) {
+	num := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	b, err := json.Marshal(map[string]any{
+		"index": r.Index, "case": r.Case.String(), "kind": r.Case.Kind.String(), "dim": r.Case.Dim,
+		"noise": r.Case.Noise, "rows": r.Case.Rows, "seed": r.Seed, "estimated_rows": r.Rows,
+		"dime": num(r.DiME), "dime_normalized": num(r.Normalized), "p_value": num(r.PValue),
+		"p_value_test": r.PValueTest, "elapsed_seconds": r.Elapsed,
+	})
+	if err != nil {
+		fatalf("record %d: %v", r.Index, err)
+	}
+	fmt.Fprintf(w, "%s\n", b)
+}
+
 func fatalf(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "calibrate: "+format+"\n", a...)
 	os.Exit(2)
 }
 
-// revision returns the commit the program was built from, from the build
-// information or else from git in the working directory.
+// commit is the commit the program is built from, when set at build time:
+//
+//	go build -ldflags "-X main.commit=$(git rev-parse --short=12 HEAD)" ./internal/calib/calibrate
+var commit string
+
+// revision returns the commit the program was built from: commit, or the
+// build information, or else git in the working directory.
 func revision() string {
+	if commit != "" {
+		return commit
+	}
 	rev, dirty := "unknown", ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, kv := range bi.Settings {
