@@ -94,7 +94,7 @@ type HSICResult struct {
 //     two-sample test"; Zhang et al. 2018, "Large-scale kernel methods for
 //     independence testing"). T is standardized with its exact permutation
 //     mean tr K̃_X·tr K̃_Y/(n(n − 1)) and variance (permutationVariance) and
-//     read on the standardized spectral sum (WeightedChiSquareSurvival).
+//     read on the standardized spectral sum (productSurvival).
 //     Levels of 0.001 and above stay exact; below, the value is an
 //     approximation that says how far into the tail T lies.
 //
@@ -292,7 +292,7 @@ func spectralPValue(r HSICResult, eigX, eigY []float64, n int) float64 {
 	}
 	meanS, sdS := s1x*s1y, math.Sqrt(2*s2x*s2y)
 	q := meanS + (r.Statistic-r.NullMean)*sdS/r.NullStdDev
-	return WeightedChiSquareSurvival(q, lam, mu)
+	return productSurvival(q, lam, mu)
 }
 
 // centredMoments are the sums over a centered Gram matrix W that its
