@@ -7,12 +7,12 @@ import (
 )
 
 func runExact(e *env, args []string) error {
-	fs := newFlagSet(e, "exact", "FILE --x COLS --y COLS [flags]")
+	fs := newFlagSet(e, "exact", "INPUT... --x COLS --y COLS [flags]")
 	var sf sampleFlags
 	sf.register(fs, 1024, "rows of the exact estimate: a seeded uniform sample when the input has more")
 	testPerms := fs.Int("test-permutations", 0, "independence test: 0 is the HSIC test of the same Gram matrices (random pairings, exact down to p = 0.001, an asymptotic tail below); B > 0 is the permutation test of the joint entropy with max(B, P) null replicates (p >= 1/(B+1), B-P more eigenproblems)")
 	normalized := fs.Bool("normalized", true, "report dime_normalized, DiME over the views' DiME with copies of themselves (2(P+1) more eigenproblems: more than half the time)")
-	path, xcols, ycols, cfg, err := sf.parse(fs, "exact", args)
+	inputs, xcols, ycols, cfg, err := sf.parse(fs, "exact", args)
 	if err != nil {
 		return err
 	}
@@ -22,7 +22,7 @@ func runExact(e *env, args []string) error {
 	cfg.TestPermutations = *testPerms
 	cfg.SkipNormalized = !*normalized
 	start := time.Now()
-	s, err := sf.read(e, path, xcols, ycols)
+	s, err := sf.read(e, inputs, xcols, ycols)
 	if err != nil {
 		return err
 	}
@@ -31,6 +31,6 @@ func runExact(e *env, args []string) error {
 		return err
 	}
 	rep := exactReport(res, cfg, xcols, ycols, time.Since(start))
-	rep.Input, rep.SampledFrom, rep.SkippedRows = describeSample(path, s), s.seen, s.skipped
+	rep.Input, rep.SampledFrom, rep.SkippedRows = describeSample(s), s.seen, s.skipped
 	return printReport(e.stdout, rep, sf.est.asJSON)
 }
