@@ -71,8 +71,8 @@ func BenchmarkEstimate(b *testing.B) {
 
 // BenchmarkHSICTest measures the default p-value alone (Grams given) at
 // n = 1024: on independent data (sequential stopping after about 100
-// pairings) and on dependent data (all 999 pairings, then the two
-// eigenproblems of the spectral tail).
+// pairings) and on dependent data (z ≈ 330: Cantelli's bound skips the
+// pairings; the two eigenproblems of the spectral tail).
 func BenchmarkHSICTest(b *testing.B) {
 	for _, kind := range []synth.Kind{synth.Independent, synth.Gaussian} {
 		b.Run(kind.String(), func(b *testing.B) {

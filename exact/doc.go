@@ -55,7 +55,9 @@
 // (HSICTest): the statistic n·HSIC = tr(K̃_X K̃_Y)/n of the centered Grams
 // K̃ = HKH against its values under random pairings of the rows, drawn
 // until 20 reach it or 999 have been drawn (Besag and Clifford's sequential
-// Monte Carlo p-value, exact at every level down to 0.001), and below 0.001
+// Monte Carlo p-value, exact at every level down to 0.001; none drawn when
+// Cantelli's bound from the exact permutation moments is already below
+// 0.001), and below 0.001
 // the spectral tail of its asymptotic null Σ λᵢμⱼ Zᵢⱼ² (Gretton et al. 2008
 // and 2009) scaled by the exact permutation moments. Its calibration on
 // held-out null data is reported in CALIBRATION.md. Config.TestPermutations
@@ -69,8 +71,9 @@
 // n×n scratch matrix: P + 3 for the entropies and DiME (X, Y, joint, P
 // permuted joints) and 2(P + 1) for the normalized score, 3P + 5 = 20 at the
 // defaults where the paper's quantities alone need 8. The HSIC test adds
-// O(n²) per random pairing (about 100 pairings on independent data, 999 on
-// clearly dependent data, then 2 eigenproblems for the spectral tail); the
+// O(n²) per random pairing (about 100 pairings on independent data, up to
+// 999 on dependent data, none on strongly dependent data, then 2
+// eigenproblems for the spectral tail); the
 // permutation test of the joint entropy adds max(B − P, 0) eigenproblems
 // instead. The eigenproblems dominate (the Grams cost O(n²d)), so
 // Config.SkipNormalized cuts the default time by more than half. Memory is

@@ -75,10 +75,27 @@ func TestHSICStatistic(t *testing.T) {
 	if math.Abs(mean-r.NullMean) > 4*se {
 		t.Errorf("mean over 4000 pairings %v ± %v, null mean %v", mean, se, r.NullMean)
 	}
-	// Sine data: no pairing reaches T, so all 999 are drawn and the spectral
-	// tail takes over below 1/1000.
-	if !(r.PValue < 1e-6) || r.Permutations != 999 || r.Exceedances != 0 || r.PValue != r.SpectralPValue {
+	// Sine data (z = 11: Cantelli's bound 0.0083 is above 1/1000): all 999
+	// pairings are drawn, none reaches T (nor any of the 4000 above), and
+	// the spectral tail takes over below 1/1000.
+	z := (r.Statistic - r.NullMean) / r.NullStdDev
+	if !(r.PValue < 1e-6) || r.Permutations != 999 || r.Exceedances != 0 || r.PValue != r.SpectralPValue ||
+		math.Abs(r.Bound-1/(1+z*z)) > 1e-15 || !(r.Bound > 1.0/1000) {
 		t.Errorf("sine data: %+v", r)
+	}
+	for _, p := range perms {
+		if permutedStatistic(cx, cy, p) >= r.Statistic {
+			t.Fatalf("a pairing reaches T = %v on sine data", r.Statistic)
+		}
+	}
+	// With B = 99 the bound is below 1/(B + 1) = 0.01: no pairing is drawn,
+	// and the p-value is the same spectral tail.
+	r99, err := HSICTest(kx, ky, HSICOptions{Permutations: 99})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r99.Permutations != 0 || r99.Exceedances != 0 || r99.PValue != r.SpectralPValue || r99.Bound != r.Bound {
+		t.Errorf("B = 99: %+v", r99)
 	}
 }
 
