@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"net"
@@ -124,6 +125,16 @@ func runMonitor(e *env, args []string) error {
 		return err
 	}
 	scfg.PilotRows = *pilot
+	explicit := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	switch {
+	case explicit["window-rows"] && *windowRows <= 0:
+		return usagef("--window-rows %d: want a window of at least 1 row", *windowRows)
+	case explicit["window"] && *window <= 0:
+		return usagef("--window %v: want a positive duration, e.g. 5m", *window)
+	case explicit["half-life"] && !(*halfLife > 0):
+		return usagef("--half-life %v: want a positive number of rows", *halfLife)
+	}
 	kinds := 0
 	for _, set := range []bool{*windowRows != 0 && *halfLife == 0, *window != 0, *halfLife != 0} {
 		if set {
@@ -204,6 +215,9 @@ func runMonitor(e *env, args []string) error {
 		r = o.r
 	}
 	defer r.Close()
+	if err := checkStreamMemory(scfg, r.DimX(), r.DimY()); err != nil {
+		return err
+	}
 	emit := func(w monitor.Window) error {
 		if metrics != nil {
 			metrics.observe(w)
@@ -259,13 +273,18 @@ func runMonitor(e *env, args []string) error {
 				if err != nil {
 					return inputError(err)
 				}
+				warnInput(e, r)
 				return nil
 			}
 			mon.Skip(b.skipped)
 			if err := mon.Add(b.x, b.y, b.times, b.rows); err != nil {
 				if errors.Is(err, monitor.ErrLate) {
 					mon.Close()
-					return usageError{err}
+					source := strings.Join(inputs, " ")
+					if source == "-" {
+						source = "stdin"
+					}
+					return usagef("%s: time column %q: %v (--skip-invalid drops such rows)", source, *timeCol, err)
 				}
 				return err
 			}

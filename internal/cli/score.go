@@ -68,6 +68,9 @@ func runScore(e *env, args []string) error {
 		return err
 	}
 	defer r.Close()
+	if err := checkStreamMemory(cfg, r.DimX(), r.DimY()); err != nil {
+		return err
+	}
 	est, err := stream.New(r.DimX(), r.DimY(), cfg)
 	if err != nil {
 		return err
@@ -83,6 +86,7 @@ func runScore(e *env, args []string) error {
 	if err := r.Err(); err != nil {
 		return inputError(err)
 	}
+	warnInput(e, r)
 	est.Skip(r.Skipped())
 	if est.Rows() < 2 {
 		return usagef("%s: %d rows (%d skipped): need at least 2", strings.Join(inputs, " "), est.Rows(), r.Skipped())
