@@ -35,8 +35,12 @@ func (f *estimatorFlags) register(fs *flagSet) {
 	fs.Float64Var(&f.alpha, "alpha", 1.01, "order alpha > 0 of the Renyi entropies")
 	fs.IntVar(&f.permutations, "permutations", 5, "number P of permutations")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed (frequencies, permutations, samples)")
-	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object instead of a table")
 	fs.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (when stderr is a terminal), always or never")
+}
+
+// registerJSON adds --json with the given default.
+func (f *estimatorFlags) registerJSON(fs *flagSet, def bool, usage string) {
+	fs.BoolVar(&f.asJSON, "json", def, usage)
 }
 
 // registerRFF adds the flags of the RFF estimator.

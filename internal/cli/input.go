@@ -159,6 +159,7 @@ type sampleFlags struct {
 
 func (f *sampleFlags) register(fs *flagSet, defaultN int, help string) {
 	f.est.register(fs)
+	f.est.registerJSON(fs, false, "print one JSON object instead of a table")
 	f.in.register(fs)
 	fs.IntVar(&f.n, "sample", defaultN, help)
 	fs.BoolVar(&f.force, "force", false, "allow --sample above 8192 (O(n³) time, 8n² bytes per matrix)")

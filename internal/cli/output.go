@@ -55,6 +55,7 @@ type report struct {
 	DiMEAnalytic   *number  `json:"dime_analytic,omitempty"` // rff
 	PValue         *number  `json:"p_value,omitempty"`
 	TestPerms      int      `json:"test_permutations,omitempty"` // exact: null replicates of the p-value
+	Partial        bool     `json:"partial,omitempty"`           // score cut short by a signal: the rows read so far
 	ElapsedSeconds float64  `json:"elapsed_seconds"`
 }
 
@@ -135,6 +136,9 @@ func writeTable(w io.Writer, r report) error {
 	}
 	if r.SkippedRows > 0 {
 		rows += fmt.Sprintf(" (%d skipped)", r.SkippedRows)
+	}
+	if r.Partial {
+		rows += " (partial: interrupted, the rows read so far)"
 	}
 	line("rows", "%s", rows)
 	line("x columns", "%s", strings.Join(r.XColumns, ", "))

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"runtime/debug"
 	"time"
@@ -14,6 +15,7 @@ func runScore(e *env, args []string) error {
 	var ef estimatorFlags
 	ef.register(fs)
 	ef.registerRFF(fs)
+	ef.registerJSON(fs, false, "print one JSON object instead of a table")
 	var in inputFlags
 	in.register(fs)
 	save := fs.String("save-state", "", "save the estimator's state to this file (combine shards with dime merge)")
@@ -57,25 +59,50 @@ func runScore(e *env, args []string) error {
 	if err != nil {
 		return inputError(err)
 	}
-	defer r.Close()
 	est, err := stream.New(r.DimX(), r.DimY(), cfg)
 	if err != nil {
+		r.Close()
 		return err
 	}
+	// From here on SIGINT and SIGTERM end the reading: the batch in hand is
+	// finished and the result of the rows read so far printed (and saved).
+	sigs := notifySignals()
+	defer sigs.stop()
+	src := newBlocks(r)
+	defer src.close()
 	p := newProgress(e, ef.progress, "score", r.TotalRows())
-	for r.Next() {
+	var skipped int64
+	var stopped bool
+	for {
+		var ok bool
+		if ok, stopped = src.next(sigs.Done()); !ok || stopped {
+			break
+		}
 		if err := est.Add(r.X(), r.Y(), r.Rows()); err != nil {
 			return err
 		}
+		skipped = r.Skipped()
 		p.update(r.RowsRead())
 	}
 	p.done()
-	if err := r.Err(); err != nil {
-		return inputError(err)
+	// A signal wins over an input error: Ctrl-C in a terminal also stops
+	// the command writing to a pipe, which cuts the stream.
+	if !stopped {
+		if err := r.Err(); err != nil {
+			if sigs.err("") == nil {
+				return inputError(err)
+			}
+			stopped = true
+		} else {
+			skipped = r.Skipped()
+		}
 	}
-	est.Skip(r.Skipped())
+	est.Skip(skipped)
 	if est.Rows() < 2 {
-		return usagef("%s: %d rows (%d skipped): need at least 2", path, est.Rows(), r.Skipped())
+		if stopped {
+			return sigs.err(fmt.Sprintf("nothing (%d rows read, need at least 2)", est.Rows()))
+		}
+		return usagef("%s: %d rows (%d skipped): need at least 2", path, est.Rows(), skipped)
 	}
 	res, err := est.Result()
 	if err != nil {
@@ -88,5 +115,18 @@ func runScore(e *env, args []string) error {
 	}
 	rep := rffReport(res, time.Since(start))
 	rep.Input = path
-	return printReport(e.stdout, rep, ef.asJSON)
+	if stopped {
+		rep.Partial = true
+	}
+	if err := printReport(e.stdout, rep, ef.asJSON); err != nil {
+		return err
+	}
+	if stopped {
+		what := "the result of the rows read so far"
+		if *save != "" {
+			what += " and saved their state to " + *save
+		}
+		return sigs.err(what)
+	}
+	return nil
 }
