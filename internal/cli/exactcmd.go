@@ -9,7 +9,7 @@ import (
 func runExact(e *env, args []string) error {
 	fs := newFlagSet(e, "exact", "FILE --x COLS --y COLS [flags]")
 	var sf sampleFlags
-	sf.register(fs, 1024, "rows of the exact estimate: a seeded uniform sample when the input has more")
+	sf.register(fs, "rows of the exact estimate: a seeded uniform sample when the input has more")
 	testPerms := fs.Int("test-permutations", 0, "null replicates B of the independence test (p >= 1/(B+1)); 0 uses the P permutations of DiME, more costs B-P eigenproblems")
 	path, xcols, ycols, cfg, err := sf.parse(fs, "exact", args)
 	if err != nil {

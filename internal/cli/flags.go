@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -45,9 +46,28 @@ func (f *estimatorFlags) registerJSON(fs *flagSet, def bool, usage string) {
 
 // registerRFF adds the flags of the RFF estimator.
 func (f *estimatorFlags) registerRFF(fs *flagSet) {
-	fs.IntVar(&f.features, "features", 256, "number D of random frequencies (2D features; memory grows as D²)")
+	f.features = 256
+	fs.Var((*oneD)(&f.features), "features", "number `D` of random frequencies (2D features; memory grows as D²)")
 	fs.StringVar(&f.variant, "variant", "plain", "frequencies: plain or orthogonal (gaussian kernel only)")
 	fs.IntVar(&f.shuffle, "shuffle-buffer", 0, "rows to mix before pairing for the permutations (0: each batch; raise it for sorted input)")
+}
+
+// oneD is the --features flag of the commands that run one RFF estimator:
+// one number, where compare takes a list.
+type oneD int
+
+func (d *oneD) String() string { return strconv.Itoa(int(*d)) }
+
+func (d *oneD) Set(s string) error {
+	if strings.Contains(s, ",") {
+		return fmt.Errorf("one D per run (dime compare compares several)")
+	}
+	v, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("want a whole number")
+	}
+	*d = oneD(v)
+	return nil
 }
 
 // columns splits a comma-separated list of column names.

@@ -157,11 +157,16 @@ type sampleFlags struct {
 	force bool
 }
 
-func (f *sampleFlags) register(fs *flagSet, defaultN int, help string) {
+// defaultSampleRows is the default --sample of exact, compare and sweep: the
+// same for all three, so that with the same --seed they look at the same
+// rows and their numbers line up.
+const defaultSampleRows = 1024
+
+func (f *sampleFlags) register(fs *flagSet, help string) {
 	f.est.register(fs)
 	f.est.registerJSON(fs, false, "print one JSON object instead of a table")
 	f.in.register(fs)
-	fs.IntVar(&f.n, "sample", defaultN, help)
+	fs.IntVar(&f.n, "sample", defaultSampleRows, help)
 	fs.BoolVar(&f.force, "force", false, "allow --sample above 8192 (O(n³) time, 8n² bytes per matrix)")
 }
 

@@ -58,7 +58,7 @@ func TestVersion(t *testing.T) {
 func TestHelpSpellsTwoDashes(t *testing.T) {
 	for _, args := range [][]string{{"score", "--help"}, {"help", "score"}, {"monitor", "-h"}} {
 		code, out, _ := run(t, args...)
-		if code != 0 || !strings.Contains(out, "\n  --x string\n") || !strings.Contains(out, "\n  --features int\n") {
+		if code != 0 || !strings.Contains(out, "\n  --x string\n") || !strings.Contains(out, "\n  --features D\n") {
 			t.Errorf("%v: exit %d:\n%s", args, code, out)
 		}
 		for _, l := range strings.Split(out, "\n") {

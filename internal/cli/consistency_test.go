@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/stream"
+	"github.com/dime-project/dime/synth"
+)
+
+// TestCompareFillsAnalytic checks compare --json against the library on the
+// same rows: every RFF row has its analytic DiME (it was null), equal to the
+// library's, and the table has the row and no trailing spaces.
+func TestCompareFillsAnalytic(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.parquet")
+	x, y := writeData(t, path, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 3}, 300)
+	args := []string{"compare", path, "--x", "x0,x1", "--y", "y0,y1", "--features", "16,32"}
+	code, out, errs := runBinary(t, nil, append(args, "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	res := decode(t, out)
+	rffs, _ := res["rff"].([]any)
+	if len(rffs) != 2 {
+		t.Fatalf("rff rows: %v", res["rff"])
+	}
+	// 300 rows, below the sample: the rows in order, as the command saw them.
+	ecfg := exact.DefaultConfig()
+	er, err := exact.Estimate(matrix(x, 2), matrix(y, 2), ecfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perms := exact.Permutations(300, ecfg.Permutations, ecfg.Seed)
+	for i, D := range []int{16, 32} {
+		r := rffs[i].(map[string]any)
+		cfg := stream.Config{Kernel: ecfg.Kernel, Alpha: ecfg.Alpha, BandwidthX: exact.Sigma(er.SigmaX), BandwidthY: exact.Sigma(er.SigmaY),
+			Features: D, Permutations: ecfg.Permutations, Seed: ecfg.Seed}
+		want, err := stream.EstimateWithPermutations(matrix(x, 2), matrix(y, 2), cfg, perms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// JSON carries the shortest exact form of a float64: bit for bit.
+		if r["dime_analytic"] == nil || num(t, r, "dime_analytic") != want.DiMEAnalytic || num(t, r, "dime") != want.DiME {
+			t.Errorf("D = %d: dime_analytic %v dime %v, library %v %v", D, r["dime_analytic"], r["dime"], want.DiMEAnalytic, want.DiME)
+		}
+	}
+	code, out, _ = runBinary(t, nil, args...)
+	if code != 0 || !regexp.MustCompile(`(?m)^ +DiME analytic\* +- +\d`).MatchString(out) {
+		t.Errorf("table:\n%s", out)
+	}
+	noTrailingSpaces(t, "compare", out)
+}
+
+func noTrailingSpaces(t *testing.T, what, out string) {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if strings.TrimRight(l, " \t") != l {
+			t.Errorf("%s: trailing spaces in %q", what, l)
+		}
+	}
+}
+
+// TestFlagsAgree checks what the issue found inconsistent: --features is one
+// D in score and monitor (a list is refused saying where lists go), the
+// default --sample is the same in exact, compare and sweep, and sweep's
+// table has no trailing spaces.
+func TestFlagsAgree(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.parquet")
+	writeData(t, path, synth.Spec{Kind: synth.Sine, Dim: 1, Noise: 0.2, Seed: 4}, 200)
+	for _, args := range [][]string{{"score"}, {"monitor", "--window-rows", "100"}} {
+		cmd := args[0]
+		code, _, errs := run(t, append(args, path, "--x", "x0", "--y", "y0", "--features", "64,256")...)
+		if code != 2 || !strings.Contains(errs, "--features") || !strings.Contains(errs, "dime compare compares several") {
+			t.Errorf("%s --features 64,256: exit %d, %q", cmd, code, errs)
+		}
+	}
+	for _, cmd := range []string{"exact", "compare", "sweep"} {
+		_, out, _ := run(t, cmd, "--help")
+		if !regexp.MustCompile(`--sample int\n[^\n]*\(default 1024\)`).MatchString(out) {
+			t.Errorf("%s: --sample's default is not 1024:\n%s", cmd, out)
+		}
+	}
+	code, out, errs := runBinary(t, nil, "sweep", path, "--x", "x0", "--y", "y0")
+	if code != 0 || !strings.Contains(out, "<- auto") {
+		t.Fatalf("sweep: exit %d %s\n%s", code, errs, out)
+	}
+	noTrailingSpaces(t, "sweep", out)
+	_, out, _ = runBinary(t, nil, "score", path, "--x", "x0", "--y", "y0")
+	noTrailingSpaces(t, "score", out)
+}
