@@ -60,7 +60,11 @@ func (r *Reader) openCSV(in io.Reader, opts Options) error {
 		return newError(ErrFormat, r.source, err, "reading CSV row 0")
 	}
 
-	// Columns to read: each selected name once, time last.
+	// Columns to read: each selected name once (globs expanded against the
+	// header), time last.
+	if err := expandViews(r.source, header, &opts); err != nil {
+		return err
+	}
 	var names []string
 	for _, name := range append(append([]string{}, opts.X...), opts.Y...) {
 		if _, err := findColumn(r.source, header, name); err != nil {

@@ -181,6 +181,9 @@ func NewExtractor(source string, schema *arrow.Schema, opts Options) (*Extractor
 		return nil, newError(ErrColumn, source, nil, "unknown time unit %d", opts.TimeUnit)
 	}
 	e := &Extractor{source: source, skip: opts.SkipInvalid, first: badValue{row: -1}}
+	if err := expandViews(source, fieldNames(schema), &opts); err != nil { // globs: colpattern.go
+		return nil, err
+	}
 	for v, names := range [][]string{opts.X, opts.Y} {
 		off := 0
 		for _, name := range names {

@@ -89,7 +89,7 @@ func runCompare(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := compareOutput{Exact: exactReport(er, ecfg, xcols, ycols, time.Since(start))}
+	out := compareOutput{Exact: exactReport(er, ecfg, s.xcols, s.ycols, time.Since(start))}
 	out.Exact.Input, out.Exact.SampledFrom, out.Exact.SkippedRows = describeSample(path, s), s.seen, s.skipped
 	// RFF on the same rows with the same bandwidths and the same
 	// permutations: the differences are the feature approximation alone.
@@ -97,7 +97,7 @@ func runCompare(e *env, args []string) error {
 	for _, D := range Ds {
 		t0 := time.Now()
 		cfg := stream.Config{Kernel: ecfg.Kernel, Alpha: ecfg.Alpha, BandwidthX: exact.Sigma(er.SigmaX), BandwidthY: exact.Sigma(er.SigmaY),
-			Features: D, Variant: variant, Permutations: ecfg.Permutations, Seed: ecfg.Seed, XColumns: xcols, YColumns: ycols}
+			Features: D, Variant: variant, Permutations: ecfg.Permutations, Seed: ecfg.Seed, XColumns: s.xcols, YColumns: s.ycols}
 		rr, err := stream.EstimateWithPermutations(s.x, s.y, cfg, perms)
 		if err != nil {
 			return err

@@ -91,3 +91,49 @@ func TestFlagsAgree(t *testing.T) {
 	_, out, _ = runBinary(t, nil, "score", path, "--x", "x0", "--y", "y0")
 	noTrailingSpaces(t, "score", out)
 }
+
+// TestColumnGlobs checks that score --x 'x*' --y 'y*' reads the columns the
+// globs pick (in schema order) and gives what naming them gives, and that a
+// column given twice, or in both views, is warned about on stderr (once).
+func TestColumnGlobs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "g.parquet")
+	writeData(t, path, synth.Spec{Kind: synth.Sine, Dim: 3, Noise: 0.2, Seed: 8}, 500)
+	common := []string{"score", path, "--features", "16", "--json"}
+	code, out, errs := runBinary(t, nil, append(common, "--x", "x*", "--y", "y*")...)
+	if code != 0 || errs != "" {
+		t.Fatalf("globs: exit %d, %q", code, errs)
+	}
+	_, named, _ := runBinary(t, nil, append(common, "--x", "x0,x1,x2", "--y", "y0,y1,y2")...)
+	g, n := decode(t, out), decode(t, named)
+	for _, f := range []string{"dime", "entropy_joint", "mutual_information", "sigma_x", "rows"} {
+		if g[f] != n[f] {
+			t.Errorf("%s: globs %v, names %v", f, g[f], n[f])
+		}
+	}
+	if cols, _ := g["x_columns"].([]any); len(cols) != 3 || cols[0] != "x0" || cols[2] != "x2" {
+		t.Errorf("x_columns %v", g["x_columns"])
+	}
+	for _, c := range []struct {
+		x, y string
+		want []string
+	}{
+		{"x0,x0", "y0", []string{`column "x0" is in X more than once`}},
+		{"x*", "y0,x1", []string{`column "x1" is in both X and Y`}},
+		{"x0,x*", "y0", []string{`column "x0" is in X more than once`}},
+		{"x0", "y0", nil},
+	} {
+		code, _, errs := runBinary(t, nil, "score", path, "--features", "16", "--x", c.x, "--y", c.y)
+		if code != 0 || strings.Count(errs, "\n") != len(c.want) {
+			t.Errorf("--x %s --y %s: exit %d, stderr %q", c.x, c.y, code, errs)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errs, "dime: warning: "+w) {
+				t.Errorf("--x %s --y %s: stderr %q, want %q", c.x, c.y, errs, w)
+			}
+		}
+	}
+	code, _, errs = runBinary(t, nil, "score", path, "--x", "emb_*", "--y", "y0")
+	if code != 2 || !strings.Contains(errs, `column pattern "emb_*" matches no column`) {
+		t.Errorf("glob matching nothing: exit %d, %q", code, errs)
+	}
+}

@@ -28,7 +28,7 @@ func runExact(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep := exactReport(res, cfg, xcols, ycols, time.Since(start))
+	rep := exactReport(res, cfg, s.xcols, s.ycols, time.Since(start))
 	rep.Input, rep.SampledFrom, rep.SkippedRows = describeSample(path, s), s.seen, s.skipped
 	return printReport(e.stdout, rep, sf.est.asJSON)
 }

@@ -51,7 +51,39 @@ func (f *inputFlags) open(e *env, path string, xcols, ycols []string) (*dimeio.R
 	if err != nil {
 		return nil, inputError(err)
 	}
+	warnColumns(e, r)
 	return r, nil
+}
+
+// warnColumns says on stderr when a column is in a view twice (it then
+// counts twice, as a column of the view's width and weight) or in both
+// views (X and Y then share it): allowed, and sometimes meant, but more
+// often a slip of a glob or of the command line.
+func warnColumns(e *env, r *dimeio.Reader) {
+	x, y := r.Columns()
+	for _, v := range []struct {
+		name string
+		cols []string
+	}{{"X", x}, {"Y", y}} {
+		seen := map[string]bool{}
+		for _, c := range v.cols {
+			if seen[c] {
+				fmt.Fprintf(e.stderr, "dime: warning: column %q is in %s more than once; each copy counts as a column\n", c, v.name)
+			}
+			seen[c] = true
+		}
+	}
+	inX := map[string]bool{}
+	for _, c := range x {
+		inX[c] = true
+	}
+	warned := map[string]bool{}
+	for _, c := range y {
+		if inX[c] && !warned[c] {
+			warned[c] = true
+			fmt.Fprintf(e.stderr, "dime: warning: column %q is in both X and Y\n", c)
+		}
+	}
 }
 
 // inputError marks an error of reading the input as a usage error (exit 2):
@@ -80,9 +112,10 @@ const sampleStream = 0x64696d6573616d70
 
 // sample is a uniform random sample of the rows of an input.
 type sample struct {
-	x, y    *mat.Dense
-	seen    int64 // rows kept by the reader (the population sampled)
-	skipped int64
+	x, y         *mat.Dense
+	xcols, ycols []string // the columns read, globs expanded
+	seen         int64    // rows kept by the reader (the population sampled)
+	skipped      int64
 }
 
 // readSample reads every row of the input and keeps a uniform random sample
@@ -124,7 +157,8 @@ func readSample(e *env, in *inputFlags, path string, xcols, ycols []string, n in
 	if rows < 2 {
 		return sample{}, usagef("%s: %d rows (%d skipped): need at least 2", path, rows, r.Skipped())
 	}
-	return sample{x: mat.NewDense(rows, dx, xs), y: mat.NewDense(rows, dy, ys), seen: seen, skipped: r.Skipped()}, nil
+	xcols, ycols = r.Columns()
+	return sample{x: mat.NewDense(rows, dx, xs), y: mat.NewDense(rows, dy, ys), xcols: xcols, ycols: ycols, seen: seen, skipped: r.Skipped()}, nil
 }
 
 // checkSampleSize refuses sizes that the exact estimator cannot afford.

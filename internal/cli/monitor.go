@@ -190,6 +190,8 @@ func monitorInput(e *env, sigs *signals, path string, opts dimeio.Options, mcfg 
 		r = o.r
 	}
 	defer r.Close()
+	warnColumns(e, r)
+	mcfg.Stream.XColumns, mcfg.Stream.YColumns = r.Columns()
 	mon, err := monitor.New(r.DimX(), r.DimY(), mcfg, emit)
 	if err != nil {
 		if errors.Is(err, monitor.ErrConfig) {

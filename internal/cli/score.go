@@ -59,6 +59,8 @@ func runScore(e *env, args []string) error {
 	if err != nil {
 		return inputError(err)
 	}
+	warnColumns(e, r)
+	cfg.XColumns, cfg.YColumns = r.Columns()
 	est, err := stream.New(r.DimX(), r.DimY(), cfg)
 	if err != nil {
 		r.Close()

@@ -1,0 +1,166 @@
+package io
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/apache/arrow/go/v15/arrow"
+)
+
+// ExpandColumns returns the names of the columns that selectors pick among
+// names (the fields of a schema, or a CSV header), in the order of the
+// selectors and, within a pattern, in the order of names. A selector is
+//
+//   - the name of a column: that column, even if the name has pattern
+//     characters in it;
+//   - else a glob, if it has any of * ? [: every column whose whole name
+//     matches it, where * matches any run of characters (none included), ?
+//     one character, [abc], [a-z] one of a set and [!a-z] one outside it,
+//     and \ makes the next character literal. "emb_*" picks emb_0 …
+//     emb_767 in schema order; "x[0-9]" picks x0 to x9 but not x10.
+//
+// A selector naming no column, or a glob matching none, is an error
+// matching ErrColumn that names it; source names the input in the message.
+// A column picked twice (by a name and a glob, or two globs) is kept twice:
+// callers that mind say so (the command warns).
+func ExpandColumns(source string, names, selectors []string) ([]string, error) {
+	var out []string
+	for _, sel := range selectors {
+		if containsName(names, sel) {
+			out = append(out, sel)
+			continue
+		}
+		if !strings.ContainsAny(sel, "*?[") {
+			// Not a pattern: findColumn's error lists what there is.
+			if _, err := findColumn(source, names, sel); err != nil {
+				return nil, err
+			}
+		}
+		re, err := globRegexp(sel)
+		if err != nil {
+			return nil, newError(ErrColumn, source, nil, "column pattern %q: %v", sel, err)
+		}
+		n := len(out)
+		for _, name := range names {
+			if re.MatchString(name) {
+				out = append(out, name)
+			}
+		}
+		if len(out) == n {
+			return nil, newError(ErrColumn, source, nil, "column pattern %q matches no column (available: %s)", sel, quoteList(names, 50))
+		}
+	}
+	return out, nil
+}
+
+func containsName(names []string, name string) bool {
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// globRegexp compiles a glob (see ExpandColumns) to an anchored regular
+// expression.
+func globRegexp(glob string) (*regexp.Regexp, error) {
+	var b strings.Builder
+	b.WriteString(`^(?s:`)
+	rs := []rune(glob)
+	for i := 0; i < len(rs); i++ {
+		switch c := rs[i]; c {
+		case '*':
+			b.WriteString(`.*`)
+		case '?':
+			b.WriteString(`.`)
+		case '\\':
+			if i+1 == len(rs) {
+				return nil, errGlob("ends with a lone \\")
+			}
+			i++
+			b.WriteString(regexp.QuoteMeta(string(rs[i])))
+		case '[':
+			j := i + 1
+			if j < len(rs) && (rs[j] == '!' || rs[j] == '^') {
+				j++
+			}
+			if j < len(rs) && rs[j] == ']' { // a ] first is literal
+				j++
+			}
+			for j < len(rs) && rs[j] != ']' {
+				j++
+			}
+			if j == len(rs) {
+				return nil, errGlob("[ without ]")
+			}
+			set := rs[i+1 : j]
+			b.WriteByte('[')
+			if set[0] == '!' || set[0] == '^' {
+				b.WriteByte('^')
+				set = set[1:]
+			}
+			for _, r := range set {
+				if r == '\\' || r == '[' || r == ']' || r == '^' {
+					b.WriteByte('\\')
+				}
+				b.WriteRune(r)
+			}
+			b.WriteByte(']')
+			i = j
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	b.WriteString(`)$`)
+	re, err := regexp.Compile(b.String())
+	if err != nil {
+		return nil, errGlob("not a valid set: " + err.Error())
+	}
+	return re, nil
+}
+
+type errGlob string
+
+func (e errGlob) Error() string { return string(e) }
+
+// Columns returns the names of the columns of each view, patterns expanded,
+// in the order their values appear in a row of the view.
+func (e *Extractor) Columns() (x, y []string) {
+	for _, c := range e.cols {
+		switch c.view {
+		case viewX:
+			x = append(x, c.name)
+		case viewY:
+			y = append(y, c.name)
+		}
+	}
+	return x, y
+}
+
+// Columns returns the names of the columns of each view, patterns expanded
+// (see ExpandColumns), in the order their values appear in a row.
+func (r *Reader) Columns() (x, y []string) { return r.ext.Columns() }
+
+// fieldNames returns the names of the schema's fields.
+func fieldNames(schema *arrow.Schema) []string {
+	names := make([]string, schema.NumFields())
+	for i, f := range schema.Fields() {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// expandViews expands the selectors of both views against names.
+func expandViews(source string, names []string, opts *Options) error {
+	x, err := ExpandColumns(source, names, opts.X)
+	if err != nil {
+		return err
+	}
+	y, err := ExpandColumns(source, names, opts.Y)
+	if err != nil {
+		return err
+	}
+	opts.X, opts.Y = x, y
+	return nil
+}
