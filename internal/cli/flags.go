@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -194,4 +195,15 @@ func parseInts(flag, list string) ([]int, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// given reports whether the flag name was given on the command line.
+func (fs *flagSet) given(name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
 }

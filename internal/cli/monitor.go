@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -63,6 +64,10 @@ func runMonitor(e *env, args []string) error {
 	listen := fs.String("listen", "", "serve Prometheus metrics at this address (host:port; a bare :port binds 127.0.0.1)")
 	serveAfter := fs.Duration("serve-after-end", 0, "with --listen: keep serving metrics this long after the input ends (e.g. 5m; SIGINT/SIGTERM stop it)")
 	pilot := fs.Int("pilot-rows", stream.DefaultPilotRows, "rows held back to choose median or auto bandwidths")
+	baselinePath := fs.String("baseline", "", "compare each window with this reference state (from score --save-state): its estimator settings are used")
+	blocks := fs.Int("baseline-blocks", monitor.DefaultBaselineBlocks, "with --baseline: blocks per window for the jackknife of the change test (memory: one estimator each)")
+	changeP := &threshold{}
+	fs.Var(changeP, "alert-change-p", "with --baseline: alert when the p-value of a change from the baseline falls below this value (e.g. 0.01)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -101,6 +106,14 @@ func runMonitor(e *env, args []string) error {
 		return usagef("--half-life %v: want a positive number of rows", *halfLife)
 	case pthr.v != nil && !(*pthr.v > 0 && *pthr.v < 1):
 		return usagef("--alert-p %v: want a value between 0 and 1", *pthr.v)
+	case changeP.v != nil && !(*changeP.v > 0 && *changeP.v < 1):
+		return usagef("--alert-change-p %v: want a value between 0 and 1", *changeP.v)
+	case *baselinePath == "" && (changeP.v != nil || fs.given("baseline-blocks")):
+		return usagef("--alert-change-p and --baseline-blocks need --baseline")
+	case *baselinePath != "" && (*blocks < 2 || *blocks > monitor.MaxBaselineBlocks):
+		return usagef("--baseline-blocks %d: want 2 to %d", *blocks, monitor.MaxBaselineBlocks)
+	case *baselinePath != "" && *halfLife != 0:
+		return usagef("--baseline compares tumbling windows (--window-rows or --window), not --half-life")
 	case *serveAfter < 0:
 		return usagef("--serve-after-end %v: want a duration of 0 or more", *serveAfter)
 	case *serveAfter > 0 && *listen == "":
@@ -108,6 +121,23 @@ func runMonitor(e *env, args []string) error {
 	}
 	mcfg := monitor.Config{Stream: scfg, WindowRows: *windowRows, Window: *window, HalfLife: *halfLife,
 		SkipLate: in.skipInvalid, AlertAbove: above.v, AlertBelow: below.v, AlertP: pthr.v}
+	if *baselinePath != "" {
+		// The windows are estimated as the baseline was: flags that would
+		// choose otherwise are refused rather than ignored.
+		for _, name := range []string{"kernel", "sigma", "sigma-x", "sigma-y", "alpha", "features", "variant", "permutations", "seed", "shuffle-buffer", "pilot-rows"} {
+			if fs.given(name) {
+				return usagef("--%s with --baseline: the windows take the baseline's estimator settings (kernel, bandwidths, D, P, seed); drop --%s", name, name)
+			}
+		}
+		base, err := readStateFile(*baselinePath)
+		if err != nil {
+			return err
+		}
+		mcfg.Baseline, mcfg.BaselineBlocks, mcfg.AlertChangeP = base, *blocks, changeP.v
+		if err := checkRFFMemory(base.Config().Features, base.Config().Permutations); err != nil {
+			return err
+		}
+	}
 	opts, err := in.options(xcols, ycols)
 	if err != nil {
 		return err
@@ -142,7 +172,7 @@ func runMonitor(e *env, args []string) error {
 	// the first bytes of stdin.
 	sigs := notifySignals()
 	defer sigs.stop()
-	ww := &windowWriter{w: e.stdout, json: ef.asJSON, timed: *window != 0}
+	ww := &windowWriter{w: e.stdout, json: ef.asJSON, timed: *window != 0, baseline: mcfg.Baseline != nil}
 	err = monitorInput(e, sigs, path, opts, mcfg, func(w monitor.Window) error {
 		if met != nil {
 			met.Observe(w)
@@ -192,6 +222,13 @@ func monitorInput(e *env, sigs *signals, path string, opts dimeio.Options, mcfg 
 	defer r.Close()
 	warnColumns(e, r)
 	mcfg.Stream.XColumns, mcfg.Stream.YColumns = r.Columns()
+	if b := mcfg.Baseline; b != nil {
+		bc := b.Config()
+		if bc.XColumns != nil && (!slices.Equal(bc.XColumns, mcfg.Stream.XColumns) || !slices.Equal(bc.YColumns, mcfg.Stream.YColumns)) {
+			fmt.Fprintf(e.stderr, "dime: warning: the baseline was estimated on columns %s / %s, the windows read %s / %s\n",
+				strings.Join(bc.XColumns, ","), strings.Join(bc.YColumns, ","), strings.Join(mcfg.Stream.XColumns, ","), strings.Join(mcfg.Stream.YColumns, ","))
+		}
+	}
 	mon, err := monitor.New(r.DimX(), r.DimY(), mcfg, emit)
 	if err != nil {
 		if errors.Is(err, monitor.ErrConfig) {

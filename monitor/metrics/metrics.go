@@ -126,6 +126,13 @@ func (m *Metrics) Observe(w monitor.Window) {
 	m.rows.Add(float64(w.Rows))
 	m.skipped.Add(float64(w.Skipped))
 	m.windows.Inc()
+	if c := w.Change; c != nil {
+		m.haveBaseline = true
+		m.baseline.Set(c.BaselineDiME)
+		m.change.Set(c.Difference)
+		m.changeStderr.Set(c.StdErr)
+		m.changePValue.Set(c.PValue)
+	}
 	if w.Alert {
 		m.alert.Set(1)
 		m.alerts.Inc()

@@ -84,10 +84,10 @@ func value(t *testing.T, fams map[string]*dto.MetricFamily, name string) float64
 }
 
 // windows runs a monitor over 2500 sine rows in windows of 1000 and returns
-// what it emitted.
-func windows(t *testing.T) []monitor.Window {
+// what it emitted; with a baseline, if not nil.
+func windows(t *testing.T, base *stream.Estimator) []monitor.Window {
 	t.Helper()
-	cfg := monitor.Config{Stream: stream.DefaultConfig(), WindowRows: 1000, AlertP: monitor.Threshold(0.01)}
+	cfg := monitor.Config{Stream: stream.DefaultConfig(), WindowRows: 1000, AlertP: monitor.Threshold(0.01), Baseline: base}
 	cfg.Stream.Features = 32
 	var ws []monitor.Window
 	m, err := monitor.New(2, 1, cfg, func(w monitor.Window) error { ws = append(ws, w); return nil })
@@ -140,7 +140,7 @@ func TestScrape(t *testing.T) {
 		t.Error("baseline metrics without a baseline")
 	}
 
-	ws := windows(t)
+	ws := windows(t, nil)
 	for _, w := range ws {
 		m.Observe(w)
 	}
@@ -162,6 +162,29 @@ func TestScrape(t *testing.T) {
 	}
 	if math.IsNaN(last.Result.DiME) {
 		t.Fatal("last window has no estimate")
+	}
+
+	// Windows compared with a baseline add the comparison's gauges.
+	cfg := stream.DefaultConfig()
+	cfg.Features = 32
+	ref, _ := stream.New(2, 1, cfg)
+	x, y, _ := synth.Generate(synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 2}, 3000)
+	y1 := make([]float64, 3000)
+	for i := range y1 {
+		y1[i] = y.At(i, 0)
+	}
+	if err := ref.Add(x.RawMatrix().Data, y1, 3000); err != nil {
+		t.Fatal(err)
+	}
+	ws = windows(t, ref)
+	m.Observe(ws[1])
+	c := ws[1].Change
+	fams = Scrape(t, base)
+	for name, want := range map[string]float64{"dime_baseline_dime": c.BaselineDiME, "dime_dime_change": c.Difference,
+		"dime_dime_change_stderr": c.StdErr, "dime_change_p_value": c.PValue, "dime_windows_total": 4} {
+		if got := value(t, fams, name); got != want || math.IsNaN(got) {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
 	}
 }
 
