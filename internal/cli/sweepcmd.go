@@ -37,7 +37,7 @@ type sweepOutput struct {
 func runSweep(e *env, args []string) error {
 	fs := newFlagSet(e, "sweep", "FILE --x COLS --y COLS [flags]")
 	var sf sampleFlags
-	sf.register(fs, fmt.Sprintf("rows of the sample (each of the %d points costs P+3 eigenproblems of this size: 512 is 8 times faster)", len(exact.AutoScales)))
+	sf.register(fs, fmt.Sprintf("rows of the sample (each of the %d points costs P+3 eigenproblems of this size, growing as n³)", len(exact.AutoScales)))
 	plotPath := fs.String("plot", "", "draw DiME and MI against sigma to this .png or .svg file")
 	path, xcols, ycols, cfg, err := sf.parse(fs, "sweep", args)
 	if err != nil {
