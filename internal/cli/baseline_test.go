@@ -30,12 +30,8 @@ func TestMonitorBaseline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, spec := range []synth.Spec{{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 32}, {Kind: synth.Independent, Dim: 2, Seed: 33}} {
-		x, y, _ := synth.Generate(spec, 16000)
-		for r := 0; r < 16000; r++ {
-			tw.Write([]float64{x.At(r, 0), x.At(r, 1), y.At(r, 0), y.At(r, 1)}, 1)
-		}
-	}
+	writeSynth(t, tw, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 32}, 16000)
+	writeSynth(t, tw, synth.Spec{Kind: synth.Independent, Dim: 2, Seed: 33}, 16000)
 	tw.Close()
 	args := []string{"monitor", "-", "--x", "x0,x1", "--y", "y0,y1", "--window-rows", "2000", "--baseline", state, "--alert-change-p", "0.01"}
 	code, out, errs = runBinary(t, in.Bytes(), args...)

@@ -52,6 +52,20 @@ func writeStreamTo(t *testing.T, w io.Writer, spec synth.Spec, n, batch int) {
 	}
 }
 
+// writeSynth writes n rows of spec (two columns per view) to tw.
+func writeSynth(t *testing.T, tw *dimeio.TableWriter, spec synth.Spec, n int) {
+	t.Helper()
+	x, y, err := synth.Generate(spec, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if err := tw.Write([]float64{x.At(i, 0), x.At(i, 1), y.At(i, 0), y.At(i, 1)}, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func windowLines(t *testing.T, out string) []map[string]any {
 	t.Helper()
 	var ws []map[string]any
@@ -125,10 +139,7 @@ func TestMonitorMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, y, _ := synth.Generate(synth.Spec{Kind: synth.Circle, Dim: 2, Noise: 0.1, Seed: 2}, 2000)
-	for i := 0; i < 2000; i++ {
-		tw.Write([]float64{x.At(i, 0), x.At(i, 1), y.At(i, 0), y.At(i, 1)}, 1)
-	}
+	writeSynth(t, tw, synth.Spec{Kind: synth.Circle, Dim: 2, Noise: 0.1, Seed: 2}, 2000)
 	var last map[string]any
 	for i := 0; i < 2; i++ {
 		select {
@@ -252,10 +263,7 @@ func TestMonitorSignalFlushes(t *testing.T) {
 		t.Fatal(err)
 	}
 	tw, _ := dimeio.NewTableWriter(stdin, dimeio.IPCStream, []string{"x0", "x1", "y0", "y1"}, dimeio.WriterOptions{BatchRows: 250})
-	x, y, _ := synth.Generate(synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 4}, 1500)
-	for i := 0; i < 1500; i++ {
-		tw.Write([]float64{x.At(i, 0), x.At(i, 1), y.At(i, 0), y.At(i, 1)}, 1)
-	}
+	writeSynth(t, tw, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 4}, 1500)
 	// 1500 rows written in batches of 250: wait for the first window's line.
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(out.String(), "\n") && time.Now().Before(deadline) {

@@ -39,10 +39,7 @@ func TestScoreSignalPrintsPartial(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		x, y, _ := synth.Generate(synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 5}, 500)
-		for i := 0; i < 500; i++ {
-			tw.Write([]float64{x.At(i, 0), x.At(i, 1), y.At(i, 0), y.At(i, 1)}, 1)
-		}
+		writeSynth(t, tw, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 5}, 500)
 		// The 500th row sends the batch; the stream stays open.
 		deadline := time.Now().Add(30 * time.Second)
 		for !strings.Contains(errb.String(), "score: 500 rows") && time.Now().Before(deadline) {
