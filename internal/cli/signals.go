@@ -7,8 +7,6 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
-
-	dimeio "github.com/dime-project/dime/io"
 )
 
 // interrupted is the error of a run that SIGINT or SIGTERM cut short after
@@ -99,13 +97,19 @@ func (s *signals) stop() {
 // newBlocks and close; in between, the caller uses the block of the last
 // next that returned ok, as with Next.
 type blocks struct {
-	r     *dimeio.Reader
+	r     blockReader
 	req   chan struct{}
 	ready chan bool
 	busy  bool // a Next is in flight
 }
 
-func newBlocks(r *dimeio.Reader) *blocks {
+// blockReader is what blocks needs of a reader (a file's or a dataset's).
+type blockReader interface {
+	Next() bool
+	Close() error
+}
+
+func newBlocks(r blockReader) *blocks {
 	b := &blocks{r: r, req: make(chan struct{}), ready: make(chan bool)}
 	go func() {
 		for range b.req {
