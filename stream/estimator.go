@@ -20,8 +20,10 @@ import (
 type Estimator struct {
 	cfg            Config
 	dimX, dimY     int
-	sigmaX, sigmaY float64   // resolved bandwidths
-	pair           *rff.Pair // nil until the bandwidths are resolved
+	sigmaX, sigmaY float64      // resolved bandwidths
+	spec           rff.PairSpec // the feature maps, once the bandwidths are resolved
+	pair           *rff.Pair    // built from spec when the first scope is added (featureMaps)
+	shards         shardSet     // whose rows the accumulators hold (shard.go)
 	x, y, xy       *covariance.Accumulator
 	perm           []*covariance.Accumulator
 	accs           []*covariance.Accumulator // x, y, xy, perm...
@@ -62,8 +64,23 @@ func New(dimX, dimY int, cfg Config) (*Estimator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkViews(dimX, dimY, cfg); err != nil {
+		return nil, err
+	}
+	e := newEstimator(dimX, dimY, cfg)
+	e.shards = newShardSet()
+	if !cfg.needsPilot() {
+		if err := e.start(resolveDataFree(cfg.BandwidthX, dimX), resolveDataFree(cfg.BandwidthY, dimY)); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// checkViews checks the widths of the views and their names.
+func checkViews(dimX, dimY int, cfg Config) error {
 	if dimX < 1 || dimY < 1 {
-		return nil, invalidf("views need at least one column, got %d and %d", dimX, dimY)
+		return invalidf("views need at least one column, got %d and %d", dimX, dimY)
 	}
 	for _, c := range []struct {
 		names []string
@@ -71,17 +88,16 @@ func New(dimX, dimY int, cfg Config) (*Estimator, error) {
 		view  string
 	}{{cfg.XColumns, dimX, "X"}, {cfg.YColumns, dimY, "Y"}} {
 		if len(c.names) > c.dim {
-			return nil, invalidf("%d names for the %d columns of %s", len(c.names), c.dim, c.view)
+			return invalidf("%d names for the %d columns of %s", len(c.names), c.dim, c.view)
 		}
 	}
+	return nil
+}
+
+// newEstimator returns an estimator without accumulators or shard ids.
+func newEstimator(dimX, dimY int, cfg Config) *Estimator {
 	src := rand.NewPCG(cfg.Seed, exact.PermutationStream)
-	e := &Estimator{cfg: cfg, dimX: dimX, dimY: dimY, shuffleSrc: src, shuffle: rand.New(src), workers: cfg.workers()}
-	if !cfg.needsPilot() {
-		if err := e.start(resolveDataFree(cfg.BandwidthX, dimX), resolveDataFree(cfg.BandwidthY, dimY)); err != nil {
-			return nil, err
-		}
-	}
-	return e, nil
+	return &Estimator{cfg: cfg, dimX: dimX, dimY: dimY, shuffleSrc: src, shuffle: rand.New(src), workers: cfg.workers()}
 }
 
 // resolveDataFree returns the bandwidth of a fixed or explicit rule.
@@ -92,34 +108,65 @@ func resolveDataFree(b exact.Bandwidth, d int) float64 {
 	return exact.FixedSigma(d)
 }
 
-// start builds the feature maps and accumulators for the given bandwidths.
+// accumulatorDescription describes accumulator i of an estimator: X, Y,
+// joint, then the permuted ones.
+func accumulatorDescription(spec rff.PairSpec, i int) covariance.Description {
+	switch i {
+	case 0:
+		return covariance.Description{Map: spec, Part: covariance.PartX}
+	case 1:
+		return covariance.Description{Map: spec, Part: covariance.PartY}
+	case 2:
+		return covariance.Description{Map: spec, Part: covariance.PartJoint}
+	}
+	return covariance.Description{Map: spec, Part: covariance.PartPermuted, Index: i - 3}
+}
+
+// start makes the accumulators for the given bandwidths. The feature maps,
+// whose frequencies take 8·D·(dimX + dimY) bytes, are built when the first
+// rows come (featureMaps): an estimator restored to be merged never needs
+// them.
 func (e *Estimator) start(sigmaX, sigmaY float64) error {
-	cfg := e.cfg
-	spec := cfg.pairSpec(e.dimX, e.dimY, sigmaX, sigmaY)
-	pair, err := rff.NewPair(spec)
-	if err != nil {
+	spec := e.cfg.pairSpec(e.dimX, e.dimY, sigmaX, sigmaY)
+	if err := spec.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidInput, err)
 	}
-	e.pair, e.sigmaX, e.sigmaY = pair, sigmaX, sigmaY
-	if e.x, err = covariance.New(covariance.Description{Map: spec, Part: covariance.PartX}); err != nil {
-		return err
+	accs := make([]*covariance.Accumulator, 3+e.cfg.Permutations)
+	for i := range accs {
+		var err error
+		if accs[i], err = covariance.New(accumulatorDescription(spec, i)); err != nil {
+			return err
+		}
 	}
-	e.y, _ = covariance.New(covariance.Description{Map: spec, Part: covariance.PartY})
-	e.xy, _ = covariance.New(covariance.Description{Map: spec, Part: covariance.PartJoint})
-	e.perm = make([]*covariance.Accumulator, cfg.Permutations)
-	for k := range e.perm {
-		e.perm[k], _ = covariance.New(covariance.Description{Map: spec, Part: covariance.PartPermuted, Index: k})
-	}
-	e.accs = append([]*covariance.Accumulator{e.x, e.y, e.xy}, e.perm...)
-	e.lastY = make([]float64, 2*cfg.Features)
-	e.shifts = make([]int, cfg.Permutations)
-	e.pool = []*worker{e.newWorker(0)}
+	e.setAccumulators(spec, sigmaX, sigmaY, accs)
 	return nil
 }
 
-// Started reports whether the bandwidths are resolved and the feature maps
-// built (always, except while a pilot sample is being gathered).
-func (e *Estimator) Started() bool { return e.pair != nil }
+// setAccumulators sets the resolved bandwidths and the accumulators (X, Y,
+// joint, permuted) of a starting estimator.
+func (e *Estimator) setAccumulators(spec rff.PairSpec, sigmaX, sigmaY float64, accs []*covariance.Accumulator) {
+	e.spec, e.sigmaX, e.sigmaY = spec, sigmaX, sigmaY
+	e.accs = accs
+	e.x, e.y, e.xy, e.perm = accs[0], accs[1], accs[2], accs[3:]
+	e.lastY = make([]float64, 2*e.cfg.Features)
+	e.shifts = make([]int, e.cfg.Permutations)
+}
+
+// featureMaps returns the feature maps, building them the first time.
+func (e *Estimator) featureMaps() (*rff.Pair, error) {
+	if e.pair == nil {
+		pair, err := rff.NewPair(e.spec)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidInput, err)
+		}
+		e.pair = pair
+	}
+	return e.pair, nil
+}
+
+// Started reports whether the bandwidths are resolved and the accumulators
+// made (always, except while a pilot sample is being gathered).
+func (e *Estimator) Started() bool { return e.accs != nil }
 
 // Bandwidths returns the resolved bandwidths (0 before Started).
 func (e *Estimator) Bandwidths() (sigmaX, sigmaY float64) { return e.sigmaX, e.sigmaY }
@@ -283,6 +330,9 @@ func mix(x uint64) uint64 {
 // accumulators (workers.go), with results that do not depend on their
 // number.
 func (e *Estimator) processScope(x, y []float64, n int) error {
+	if _, err := e.featureMaps(); err != nil {
+		return err
+	}
 	if cap(e.order) < n {
 		e.order = make([]int, n)
 	}
@@ -337,7 +387,8 @@ type scope struct {
 }
 
 // Reset forgets every row, keeping the feature maps, the bandwidths and the
-// settings: the next rows start a new estimate (a new window). Rows still
+// settings: the next rows start a new estimate (a new window), under a new
+// shard id. Rows still
 // waiting in the shuffle buffer are dropped: call Result (or Flush) first to
 // count them.
 func (e *Estimator) Reset() {
@@ -350,4 +401,5 @@ func (e *Estimator) Reset() {
 	e.pilotX, e.pilotY, e.pilot = e.pilotX[:0], e.pilotY[:0], 0
 	e.haveLastY = false
 	e.rows, e.skipped = 0, 0
+	e.shards = newShardSet() // the next rows are another shard's
 }

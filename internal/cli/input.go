@@ -201,7 +201,7 @@ func (f *sampleFlags) register(fs *flagSet, help string) {
 	f.est.registerJSON(fs, false, "print one JSON object instead of a table")
 	f.in.register(fs)
 	fs.IntVar(&f.n, "sample", defaultSampleRows, help)
-	fs.BoolVar(&f.force, "force", false, "allow --sample above 8192 (O(n³) time, 8n² bytes per matrix)")
+	fs.BoolVar(&f.force, "force", false, "allow --sample above 8192 (O(n³) time, 8n² bytes per matrix), and let --plot write through a symbolic link, FIFO or device")
 }
 
 // parse parses the command line and checks everything the sample commands
