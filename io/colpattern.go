@@ -164,3 +164,20 @@ func expandViews(source string, names []string, opts *Options) error {
 	opts.X, opts.Y = x, y
 	return nil
 }
+
+// Columns returns the names of the columns of each view, patterns expanded
+// against the first file's schema (the other files must agree: see
+// OpenDataset), in the order their values appear in a row.
+func (r *DatasetReader) Columns() (x, y []string) {
+	w := 0
+	for _, c := range r.ref { // X columns, then Y columns, then the time column
+		switch {
+		case w < r.dimX:
+			x = append(x, c.name)
+		case w < r.dimX+r.dimY:
+			y = append(y, c.name)
+		}
+		w += c.width
+	}
+	return x, y
+}

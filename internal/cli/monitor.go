@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -45,13 +46,14 @@ type block struct {
 }
 
 func runMonitor(e *env, args []string) error {
-	fs := newFlagSet(e, "monitor", "FILE|- --x COLS --y COLS (--window-rows N | --time-col COL --window DUR | --half-life N) [flags]")
+	fs := newFlagSet(e, "monitor", "INPUT...|- --x COLS --y COLS (--window-rows N | --time-col COL --window DUR | --half-life N) [flags]")
 	var ef estimatorFlags
 	ef.register(fs)
 	ef.registerRFF(fs)
 	ef.registerJSON(fs, true, "print one JSON line per window (--json=false: a table, one line per window)")
 	var in inputFlags
 	in.register(fs)
+	in.workers = 1 // as for score: the estimator is the bottleneck
 	windowRows := fs.Int64("window-rows", 0, "tumbling windows of N rows (with --half-life: rows between reports, default the half-life)")
 	timeCol := fs.String("time-col", "", "time column (Arrow timestamp, or int64 epoch in --time-unit) for --window")
 	timeUnit := fs.String("time-unit", "s", "unit of an int64 time column: s, ms, us or ns")
@@ -72,7 +74,7 @@ func runMonitor(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	path, err := onePath("monitor", pos)
+	inputs, err := datasetArgs("monitor", pos)
 	if err != nil {
 		return err
 	}
@@ -173,7 +175,7 @@ func runMonitor(e *env, args []string) error {
 	sigs := notifySignals()
 	defer sigs.stop()
 	ww := &windowWriter{w: e.stdout, json: ef.asJSON, timed: *window != 0, baseline: mcfg.Baseline != nil}
-	err = monitorInput(e, sigs, path, opts, mcfg, func(w monitor.Window) error {
+	err = monitorInput(e, sigs, inputs, opts, mcfg, func(w monitor.Window) error {
 		if met != nil {
 			met.Observe(w)
 		}
@@ -199,17 +201,19 @@ func runMonitor(e *env, args []string) error {
 // monitorInput reads the input and feeds it to a monitor, until the input
 // ends, fails, or a signal comes; in every case the rows read so far are
 // reported as a last (partial) window.
-func monitorInput(e *env, sigs *signals, path string, opts dimeio.Options, mcfg monitor.Config, emit func(monitor.Window) error) error {
+func monitorInput(e *env, sigs *signals, inputs []string, opts dimeio.Options, mcfg monitor.Config, emit func(monitor.Window) error) error {
 	type opened struct {
-		r   *dimeio.Reader
+		r   *dimeio.DatasetReader
 		err error
 	}
 	openc := make(chan opened, 1)
 	go func() {
-		r, err := dimeio.Open(path, e.stdin, opts)
+		// The files of a dataset are read in order, one window after
+		// another across them.
+		r, err := dimeio.OpenDataset(context.Background(), inputs, e.stdin, opts)
 		openc <- opened{r, err}
 	}()
-	var r *dimeio.Reader
+	var r *dimeio.DatasetReader
 	select {
 	case <-sigs.Done():
 		return nil // interrupted before any row: nothing to report

@@ -1,23 +1,28 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strings"
 	"time"
 
-	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/stream"
 )
 
 func runScore(e *env, args []string) error {
-	fs := newFlagSet(e, "score", "FILE --x COLS --y COLS [flags]")
+	fs := newFlagSet(e, "score", "INPUT... --x COLS --y COLS [flags]")
 	var ef estimatorFlags
 	ef.register(fs)
 	ef.registerRFF(fs)
 	ef.registerJSON(fs, false, "print one JSON object instead of a table")
 	var in inputFlags
 	in.register(fs)
+	// One decoding goroutine ahead of the estimator: it decodes millions
+	// of rows/s where the estimator adds thousands, and each more worker
+	// would hold an open file and blocks in memory for nothing.
+	in.workers = 1
 	save := fs.String("save-state", "", "save the estimator's state to this file (combine shards with dime merge; - for stdout, the report then goes to stderr)")
 	force := fs.Bool("force", false, "let --save-state write through a symbolic link, FIFO or device (as the shell's > would)")
 	pilot := fs.Int("pilot-rows", stream.DefaultPilotRows, "rows held back to choose median or auto bandwidths")
@@ -25,11 +30,11 @@ func runScore(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	path, err := onePath("score", pos)
+	inputs, err := datasetArgs("score", pos)
 	if err != nil {
 		return err
 	}
-	out, err := newOutput(e, "--save-state", *save, *force, path)
+	out, err := newOutput(e, "--save-state", *save, *force, inputs...)
 	if err != nil {
 		return err
 	}
@@ -55,16 +60,15 @@ func runScore(e *env, args []string) error {
 		defer debug.SetGCPercent(debug.SetGCPercent(50))
 	}
 	start := time.Now()
-	opts, err := in.options(xcols, ycols)
+	if _, err := in.options(xcols, ycols); err != nil {
+		return err
+	}
+	// The dataset reader decodes ahead on goroutines of its own while the
+	// estimator adds the current block.
+	r, err := in.open(context.Background(), e, inputs, xcols, ycols)
 	if err != nil {
 		return err
 	}
-	opts.Prefetch = true // decode the next batch while the estimator adds this one
-	r, err := dimeio.Open(path, e.stdin, opts)
-	if err != nil {
-		return inputError(err)
-	}
-	warnColumns(e, r)
 	cfg.XColumns, cfg.YColumns = r.Columns()
 	est, err := stream.New(r.DimX(), r.DimY(), cfg)
 	if err != nil {
@@ -73,11 +77,12 @@ func runScore(e *env, args []string) error {
 	}
 	// From here on SIGINT and SIGTERM end the reading: the batch in hand is
 	// finished and the result of the rows read so far printed (and saved).
+	input := describeInput(inputs, r)
 	sigs := notifySignals()
 	defer sigs.stop()
 	src := newBlocks(r)
 	defer src.close()
-	p := newProgress(e, ef.progress, "score", r.TotalRows())
+	p := newProgress(e, ef.progress, "score", r.TotalRows()).files(r)
 	var skipped int64
 	var stopped bool
 	for {
@@ -109,7 +114,7 @@ func runScore(e *env, args []string) error {
 		if stopped {
 			return sigs.err(fmt.Sprintf("nothing (%d rows read, need at least 2)", est.Rows()))
 		}
-		return usagef("%s: %d rows (%d skipped): need at least 2", path, est.Rows(), skipped)
+		return usagef("%s: %d rows (%d skipped): need at least 2", strings.Join(inputs, " "), est.Rows(), skipped)
 	}
 	res, err := est.Result()
 	if err != nil {
@@ -119,7 +124,7 @@ func runScore(e *env, args []string) error {
 		return err
 	}
 	rep := rffReport(res, time.Since(start))
-	rep.Input = path
+	rep.Input = input
 	if stopped {
 		rep.Partial = true
 	}
