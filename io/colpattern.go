@@ -8,7 +8,8 @@ import (
 )
 
 // ExpandColumns returns the names of the columns that selectors pick among
-// names (the fields of a schema, or a CSV header), in the order of the
+// names (the fields of a schema, or a CSV header; for the files of a
+// dataset, followed by their hive partition keys), in the order of the
 // selectors and, within a pattern, in the order of names. A selector is
 //
 //   - the name of a column: that column, even if the name has pattern
@@ -149,6 +150,21 @@ func fieldNames(schema *arrow.Schema) []string {
 		names[i] = f.Name
 	}
 	return names
+}
+
+// withPartitionKeys returns names followed by the partition keys that are
+// not among them: the columns a selector can pick.
+func withPartitionKeys(names []string, parts []Partition) []string {
+	out := names
+	for _, p := range parts {
+		if !containsName(names, p.Key) {
+			if len(out) == len(names) {
+				out = append([]string(nil), names...)
+			}
+			out = append(out, p.Key)
+		}
+	}
+	return out
 }
 
 // expandViews expands the selectors of both views against names.

@@ -62,7 +62,7 @@ func (r *Reader) openCSV(in io.Reader, opts Options) error {
 
 	// Columns to read: each selected name once (globs expanded against the
 	// header), time last.
-	if err := expandViews(r.source, header, &opts); err != nil {
+	if err := expandViews(r.source, withPartitionKeys(header, r.parts), &opts); err != nil {
 		return err
 	}
 	var names []string

@@ -89,7 +89,7 @@ func newExtractor(source string, schema *arrow.Schema, opts Options, parts []Par
 		return nil, newError(ErrColumn, source, nil, "unknown time unit %d", opts.TimeUnit)
 	}
 	e := &Extractor{source: source, skip: opts.SkipInvalid, first: badValue{row: -1}}
-	if err := expandViews(source, fieldNames(schema), &opts); err != nil { // globs: colpattern.go
+	if err := expandViews(source, withPartitionKeys(fieldNames(schema), parts), &opts); err != nil { // globs: colpattern.go
 		return nil, err
 	}
 	for v, names := range [][]string{opts.X, opts.Y} {

@@ -141,3 +141,18 @@ func TestColumnGlobs(t *testing.T) {
 		t.Errorf("glob matching nothing: exit %d, %q", code, errs)
 	}
 }
+
+// TestColumnGlobsOverDataset expands globs over a hive-partitioned dataset:
+// the partition key is a column a glob can pick, and every file agrees.
+func TestColumnGlobsOverDataset(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ds")
+	if code, _, errs := runBinary(t, nil, "gen", "--kind", "sine", "--dim", "2", "--rows", "3000", "--files", "3", "--out", dir); code != 0 {
+		t.Fatalf("gen: exit %d %s", code, errs)
+	}
+	_, globbed, errs := runBinary(t, nil, "score", dir, "--x", "x*,p*", "--y", "y?", "--features", "16", "--json")
+	_, named, _ := runBinary(t, nil, "score", dir, "--x", "x0,x1,part", "--y", "y0,y1", "--features", "16", "--json")
+	g, n := decode(t, globbed), decode(t, named)
+	if cols, _ := g["x_columns"].([]any); len(cols) != 3 || cols[2] != "part" || g["dime"] != n["dime"] || g["rows"] != 3000.0 {
+		t.Errorf("globs over a dataset: %v (stderr %q); named: %v", g, errs, n)
+	}
+}
