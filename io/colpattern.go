@@ -1,7 +1,9 @@
 package io
 
 import (
+	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -18,7 +20,12 @@ import (
 //     matches it, where * matches any run of characters (none included), ?
 //     one character, [abc], [a-z] one of a set and [!a-z] one outside it,
 //     and \ makes the next character literal. "emb_*" picks emb_0 …
-//     emb_767 in schema order; "x[0-9]" picks x0 to x9 but not x10.
+//     emb_767 in schema order; "x[0-9]" picks x0 to x9 but not x10;
+//   - else a slice of a column, name[lo:hi], if name is a column: elements
+//     lo to hi (hi excluded, counted from 0) of a fixed-size list, either
+//     bound omitted for the list's start or end, "emb[0:128]" the first 128
+//     values of an embedding. It is kept as given; the reader checks that
+//     the column is a list and the bounds within it.
 //
 // A selector naming no column, or a glob matching none, is an error
 // matching ErrColumn that names it; source names the input in the message.
@@ -28,6 +35,10 @@ func ExpandColumns(source string, names, selectors []string) ([]string, error) {
 	var out []string
 	for _, sel := range selectors {
 		if containsName(names, sel) {
+			out = append(out, sel)
+			continue
+		}
+		if sl, ok := parseSlice(sel); ok && containsName(names, sl.name) {
 			out = append(out, sel)
 			continue
 		}
@@ -121,6 +132,72 @@ func globRegexp(glob string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
+// listSlice is a selector name[lo:hi]; hasLo and hasHi say which bounds
+// were given.
+type listSlice struct {
+	name         string
+	lo, hi       int
+	hasLo, hasHi bool
+}
+
+// sliceSyntax is name[lo:hi] with optional decimal bounds.
+var sliceSyntax = regexp.MustCompile(`^(.+)\[([0-9]*):([0-9]*)\]$`)
+
+// parseSlice parses a selector name[lo:hi].
+func parseSlice(sel string) (listSlice, bool) {
+	m := sliceSyntax.FindStringSubmatch(sel)
+	if m == nil {
+		return listSlice{}, false
+	}
+	s := listSlice{name: m[1]}
+	var err error
+	if m[2] != "" {
+		if s.lo, err = strconv.Atoi(m[2]); err != nil {
+			return listSlice{}, false
+		}
+		s.hasLo = true
+	}
+	if m[3] != "" {
+		if s.hi, err = strconv.Atoi(m[3]); err != nil {
+			return listSlice{}, false
+		}
+		s.hasHi = true
+	}
+	return s, true
+}
+
+// text returns the slice's bounds as given, without brackets.
+func (s listSlice) text() string {
+	var b strings.Builder
+	if s.hasLo {
+		b.WriteString(strconv.Itoa(s.lo))
+	}
+	b.WriteByte(':')
+	if s.hasHi {
+		b.WriteString(strconv.Itoa(s.hi))
+	}
+	return b.String()
+}
+
+// bounds returns the slice's elements in a list of size n, or an error
+// saying why they are not in it.
+func (s listSlice) bounds(n int) (lo, hi int, err error) {
+	lo, hi = 0, n
+	if s.hasLo {
+		lo = s.lo
+	}
+	if s.hasHi {
+		hi = s.hi
+	}
+	switch {
+	case lo >= hi:
+		return 0, 0, fmt.Errorf("selects no element (%d:%d)", lo, hi)
+	case hi > n:
+		return 0, 0, fmt.Errorf("ends at element %d, past the list's %d", hi, n)
+	}
+	return lo, hi, nil
+}
+
 type errGlob string
 
 func (e errGlob) Error() string { return string(e) }
@@ -131,9 +208,9 @@ func (e *Extractor) Columns() (x, y []string) {
 	for _, c := range e.cols {
 		switch c.view {
 		case viewX:
-			x = append(x, c.name)
+			x = append(x, c.label())
 		case viewY:
-			y = append(y, c.name)
+			y = append(y, c.label())
 		}
 	}
 	return x, y

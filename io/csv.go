@@ -71,6 +71,9 @@ func (r *Reader) openCSV(in io.Reader, opts Options) error {
 			continue // a partition key, which the Extractor reads
 		}
 		if _, err := findColumn(r.source, header, name); err != nil {
+			if sl, ok := parseSlice(name); ok && slices.Contains(header, sl.name) {
+				return newError(ErrColumn, r.source, nil, "column %q is a CSV number: a slice [%s] needs a fixed-size list (Parquet or Arrow)", sl.name, sl.text())
+			}
 			return err
 		}
 		if !slices.Contains(names, name) {

@@ -28,7 +28,7 @@ type estimatorFlags struct {
 
 // register adds the shared flags to fs.
 func (f *estimatorFlags) register(fs *flagSet) {
-	fs.StringVar(&f.x, "x", "", "columns of view X, comma-separated: names or globs ('emb_*', 'x[0-9]'); a fixed-size list column counts for its list size")
+	fs.StringVar(&f.x, "x", "", "columns of view X, comma-separated: names, globs ('emb_*', 'x[0-9]') or slices of a fixed-size list ('emb[0:128]'); a list column counts for its list size")
 	fs.StringVar(&f.y, "y", "", "columns of view Y, as --x")
 	fs.StringVar(&f.kernel, "kernel", "gaussian", "kernel: gaussian, laplacian or elliptical")
 	fs.StringVar(&f.sigma, "sigma", "fixed", "bandwidth of both views: fixed (sqrt(d/2)), median, auto or a number")
