@@ -26,15 +26,17 @@ type buildVersion struct {
 	Tags      []string `json:"build_tags"`
 	Cgo       bool     `json:"cgo"`
 	Backend   string   `json:"linalg_backend"` // gonum or openblas
+	Kernels   []string `json:"kernels"`        // the dense kernels in use (linalg.Kernels)
 	CPU       []string `json:"cpu_features"`   // of the machine, among those that matter to dense kernels
 }
 
 // readBuildVersion reads the binary's build information.
 func readBuildVersion() buildVersion {
 	v := buildVersion{Version: "(unknown)", GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
-		Tags: []string{}, Backend: linalg.Current().String(), CPU: cpuFeatures()}
+		Tags: []string{}, Backend: linalg.Current().String(), Kernels: linalg.Kernels(), CPU: cpuFeatures()}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
+		v.Commit = commit
 		return v
 	}
 	v.Version = bi.Main.Version
@@ -56,8 +58,20 @@ func readBuildVersion() buildVersion {
 			v.Arch = s.Key + "=" + s.Value
 		}
 	}
+	if v.Commit == "" {
+		v.Commit = commit
+	}
 	return v
 }
+
+// commit is the commit a build without version control information was
+// made from, set by the linker where the build has no git checkout (a
+// container build from a source archive):
+//
+//	go build -ldflags "-X github.com/dime-project/dime/internal/cli.commit=$(git rev-parse HEAD)" ./cmd/dime
+//
+// The commit Go stamps from a checkout takes precedence.
+var commit string
 
 // cpuFeatures lists the SIMD features of the CPU that dense kernels (BLAS,
 // feature maps) can use. They say what the machine offers; which the
@@ -101,7 +115,11 @@ func (v buildVersion) write(w io.Writer) error {
 		if v.Modified {
 			mod = " (modified)"
 		}
-		fmt.Fprintf(&b, "commit   %s %s%s\n", v.Commit, v.Time, mod)
+		when := ""
+		if v.Time != "" {
+			when = " " + v.Time
+		}
+		fmt.Fprintf(&b, "commit   %s%s%s\n", v.Commit, when, mod)
 	} else {
 		fmt.Fprintln(&b, "commit   unknown (not stamped: build in a git checkout with -buildvcs=true)")
 	}
@@ -118,6 +136,7 @@ func (v buildVersion) write(w io.Writer) error {
 		fmt.Fprintf(&b, ", %s", v.Arch)
 	}
 	fmt.Fprintf(&b, "\nlinalg   %s\n", v.Backend)
+	fmt.Fprintf(&b, "kernels  %s\n", strings.Join(v.Kernels, " "))
 	cpus := "none detected"
 	if len(v.CPU) > 0 {
 		cpus = strings.Join(v.CPU, " ")

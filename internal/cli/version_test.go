@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -23,7 +25,8 @@ func TestVersion(t *testing.T) {
 	if m == nil || m[2] != runtime.Version() || m[3] != runtime.GOOS+"/"+runtime.GOARCH {
 		t.Errorf("first line of %q", out)
 	}
-	for _, want := range []string{"\ncommit ", "\nbuild ", "\nlinalg   " + linalg.Current().String() + "\n", "\ncpu "} {
+	for _, want := range []string{"\ncommit ", "\nbuild ", "\nlinalg   " + linalg.Current().String() + "\n",
+		"\nkernels  " + strings.Join(linalg.Kernels(), " ") + "\n", "\ncpu "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in %q", want, out)
 		}
@@ -50,6 +53,19 @@ func TestVersion(t *testing.T) {
 	}
 	if code, _, errs := run(t, "version", "extra"); code != 2 || !strings.Contains(errs, "no arguments") {
 		t.Errorf("version extra: exit %d, %q", code, errs)
+	}
+	if testing.Short() {
+		return // one more link of the command
+	}
+	// A commit given to the linker, for a build without a git checkout.
+	ldflags := "-X github.com/dime-project/dime/internal/cli.commit=0123456789abcdef"
+	bin := filepath.Join(t.TempDir(), "dime")
+	build := exec.Command("go", "build", "-buildvcs=false", "-ldflags", ldflags, "-o", bin, "github.com/dime-project/dime/cmd/dime")
+	if msg, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build -ldflags: %v: %s", err, msg)
+	}
+	if out, err := exec.Command(bin, "version").Output(); err != nil || !strings.Contains(string(out), "\ncommit   0123456789abcdef\n") {
+		t.Errorf("a commit set by the linker: %v, %q", err, out)
 	}
 }
 
