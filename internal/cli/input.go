@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -99,6 +101,74 @@ func warnColumns(e *env, r interface{ Columns() (x, y []string) }) {
 		if inX[c] && !warned[c] {
 			warned[c] = true
 			fmt.Fprintf(e.stderr, "dime: warning: column %q is in both X and Y\n", c)
+		}
+	}
+	warnSliceOverlaps(e, x, y)
+}
+
+// sliceLabel is a slice of a list column as the reader reports it.
+var sliceLabel = regexp.MustCompile(`^(.+)\[([0-9]+):([0-9]+)\]$`)
+
+// listPart is a selected column, or a slice of a list column.
+type listPart struct {
+	label, base string
+	lo, hi      int
+	slice       bool
+}
+
+func parseListPart(label string) listPart {
+	p := listPart{label: label, base: label}
+	if m := sliceLabel.FindStringSubmatch(label); m != nil {
+		p.base, p.slice = m[1], true
+		p.lo, _ = strconv.Atoi(m[2])
+		p.hi, _ = strconv.Atoi(m[3])
+	}
+	return p
+}
+
+// overlaps reports whether two different selections of one list column
+// (a slice and the whole column, or two slices) share elements.
+func (a listPart) overlaps(b listPart) bool {
+	if a.base != b.base || a.label == b.label || !a.slice && !b.slice {
+		return false
+	}
+	return !a.slice || !b.slice || a.lo < b.hi && b.lo < a.hi
+}
+
+// warnSliceOverlaps is warnColumns for slices of list columns ('emb[0:128]'):
+// elements read twice, in one view or in both.
+func warnSliceOverlaps(e *env, x, y []string) {
+	px, py := make([]listPart, len(x)), make([]listPart, len(y))
+	for i, c := range x {
+		px[i] = parseListPart(c)
+	}
+	for i, c := range y {
+		py[i] = parseListPart(c)
+	}
+	warned := map[[2]string]bool{}
+	warn := func(a, b listPart, where string) {
+		if k := [2]string{a.label, b.label + where}; !warned[k] {
+			warned[k] = true
+			fmt.Fprintf(e.stderr, "dime: warning: %q and %q share elements of %q %s\n", a.label, b.label, a.base, where)
+		}
+	}
+	for _, v := range []struct {
+		name  string
+		parts []listPart
+	}{{"X", px}, {"Y", py}} {
+		for i, a := range v.parts {
+			for _, b := range v.parts[i+1:] {
+				if a.overlaps(b) {
+					warn(a, b, "in "+v.name+"; each copy counts")
+				}
+			}
+		}
+	}
+	for _, a := range px {
+		for _, b := range py {
+			if a.overlaps(b) {
+				warn(a, b, "in X and Y")
+			}
 		}
 	}
 }

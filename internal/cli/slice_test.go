@@ -84,6 +84,26 @@ func TestEmbeddingSlices(t *testing.T) {
 	if ys, _ := s["y_columns"].([]any); len(ys) != 1 || ys[0] != "emb[2:4]" {
 		t.Errorf("y_columns %v", s["y_columns"])
 	}
+	// Elements read twice are allowed, with a warning, as a column given twice.
+	for _, c := range []struct {
+		x, y string
+		want []string
+	}{
+		{"emb[0:2],emb[1:3]", "e0", []string{`"emb[0:2]" and "emb[1:3]" share elements of "emb" in X; each copy counts`}},
+		{"emb", "emb[3:]", []string{`"emb" and "emb[3:4]" share elements of "emb" in X and Y`}},
+		{"emb[0:2]", "emb[2:]", nil},
+		{"emb[:2],emb[:2]", "e0", []string{`column "emb[0:2]" is in X more than once`}},
+	} {
+		code, _, errs := runBinary(t, nil, "score", path, "--features", "16", "--x", c.x, "--y", c.y)
+		if code != 0 || strings.Count(errs, "\n") != len(c.want) {
+			t.Errorf("--x %s --y %s: exit %d, stderr %q", c.x, c.y, code, errs)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errs, "dime: warning: "+w) {
+				t.Errorf("--x %s --y %s: stderr %q, want %q", c.x, c.y, errs, w)
+			}
+		}
+	}
 	code, _, errs = runBinary(t, nil, "score", path, "--x", "emb[2:5]", "--y", "e0")
 	if code != 2 || !strings.Contains(errs, `slice [2:5]: ends at element 5, past the list's 4`) || strings.Count(errs, "\n") != 1 {
 		t.Errorf("slice past the list: exit %d, %q", code, errs)
