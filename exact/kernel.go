@@ -106,25 +106,58 @@ func (k Kernel) fromSquaredDistance(sq, sigma float64) float64 {
 	return math.Exp(-sq / (2 * sigma * sigma))
 }
 
+// MaxAbsValue bounds the magnitude of the values the estimators take. The
+// squared distance of two rows of d columns is at most 4·d·MaxAbsValue², which
+// stays below the largest float64 for every width up to rff.MaxInputDim
+// (2^20); larger values would overflow the kernel to a NaN or an infinity,
+// whose only trace would be a matrix entry that is not finite. No measured
+// quantity comes near it: a value beyond it is garbage (an overflowed
+// sentinel), or data to rescale.
+const MaxAbsValue = 1e150
+
+// CheckValue returns a description of what is wrong with a value for the
+// estimators (NaN, ±Inf, or beyond ±MaxAbsValue), or "" if nothing is.
+func CheckValue(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return fmt.Sprintf("value %v is not finite", v)
+	case v > MaxAbsValue || v < -MaxAbsValue:
+		return fmt.Sprintf("value %v is beyond ±%g, where the kernel's squared distances overflow: rescale the column", v, MaxAbsValue)
+	}
+	return ""
+}
+
+// FirstInvalid returns the index of the first value of v that CheckValue
+// refuses, or -1. It is the one check of values that the exact and the
+// streaming estimators share.
+func FirstInvalid(v []float64) int {
+	for i, x := range v {
+		if x-x != 0 || x > MaxAbsValue || x < -MaxAbsValue { // NaN, ±Inf or too large
+			return i
+		}
+	}
+	return -1
+}
+
 // CheckFinite returns an error matching ErrInvalidInput that names the first
-// row and column (both counted from 0) of x holding NaN or ±Inf.
+// row and column (both counted from 0) of x holding NaN, ±Inf or a value
+// beyond ±MaxAbsValue.
 func CheckFinite(x mat.Matrix) error {
 	r, c := x.Dims()
 	if d, ok := x.(*mat.Dense); ok {
 		raw := d.RawMatrix()
 		for i := 0; i < r; i++ {
-			for j, v := range raw.Data[i*raw.Stride : i*raw.Stride+c] {
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return invalidf("row %d, column %d: value %v is not finite", i, j, v)
-				}
+			row := raw.Data[i*raw.Stride : i*raw.Stride+c]
+			if j := FirstInvalid(row); j >= 0 {
+				return invalidf("row %d, column %d: %s", i, j, CheckValue(row[j]))
 			}
 		}
 		return nil
 	}
 	for i := 0; i < r; i++ {
 		for j := 0; j < c; j++ {
-			if v := x.At(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
-				return invalidf("row %d, column %d: value %v is not finite", i, j, v)
+			if msg := CheckValue(x.At(i, j)); msg != "" {
+				return invalidf("row %d, column %d: %s", i, j, msg)
 			}
 		}
 	}

@@ -50,8 +50,17 @@ func checkEmbeddedArrowSchema(meta metadata.KeyValueMetadata) error {
 	if n < 4 || n > int64(len(blob)) {
 		return fmt.Errorf("embedded Arrow schema claims %d bytes, has %d", n, len(blob))
 	}
-	c := &fbChecker{buf: blob[:n], budget: int(n)}
-	return c.message()
+	// Arrow's message reader allocates the body that the metadata declares
+	// before it reads a byte of it: a schema has none, and a body of more
+	// than the bytes left is garbage.
+	if err := checkMetadata(blob[:n], int64(len(blob))-n, nil); err != nil {
+		return err
+	}
+	root := flatbuffers.Table{Bytes: blob[:n], Pos: flatbuffers.GetUOffsetT(blob)}
+	if body := root.GetInt64Slot(slot(3), 0); body < 0 || body > int64(len(blob))-n {
+		return fmt.Errorf("embedded Arrow schema declares a body of %d bytes, has %d", body, int64(len(blob))-n)
+	}
+	return nil
 }
 
 // fbChecker checks the vectors of an Arrow IPC schema message.

@@ -204,6 +204,12 @@ func (s *csvSource) parseNumbers(b *array.Float64Builder, column string, text *a
 				return s.notNumber(column, i, t, "a number")
 			}
 		}
+		if strings.ContainsAny(t, "_xX") {
+			// Go's ParseFloat takes Go's literals too: digits separated by
+			// underscores (1_000) and hexadecimal floats (0x1p4), which no
+			// CSV writer means as numbers.
+			return s.notNumber(column, i, strings.TrimSpace(t), "a decimal number (underscores and hexadecimal are Go syntax, not CSV)")
+		}
 		b.UnsafeAppend(v)
 	}
 	return nil

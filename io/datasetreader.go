@@ -77,7 +77,8 @@ type unitQueue struct {
 	base     int64   // RowsRead of the unit's reader when opened
 	done     bool
 	err      error
-	rowsRead int64 // the reader's counts at the end
+	rowsRead int64    // the reader's counts at the end
+	warnings []string // the reader's warnings at the end
 	skipped  int64
 }
 
@@ -275,6 +276,7 @@ func (r *DatasetReader) work() {
 			if !ok {
 				r.mu.Lock()
 				r.free = append(r.free, b)
+				q.warnings = rd.warnings
 				r.mu.Unlock()
 				r.finish(u, err, rd.ext.RowsRead(), rd.ext.Skipped())
 				break
@@ -538,6 +540,20 @@ func (r *DatasetReader) Dataset() *Dataset { return r.d }
 // dataset (or of Options.Limit). An invalid value is a *ValueError naming
 // the file and its row in the file.
 func (r *DatasetReader) Err() error { return r.err }
+
+// Warnings returns what the readers of the dataset's files noticed that is
+// not an error, one line each, in dataset order, once Next has returned
+// false: an IPC stream that ends without its end-of-stream marker (with
+// Options.Strict it is an error instead).
+func (r *DatasetReader) Warnings() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var w []string
+	for i := range r.queues {
+		w = append(w, r.queues[i].warnings...)
+	}
+	return w
+}
 
 // stop ends the decoding goroutines.
 func (r *DatasetReader) stop() {

@@ -178,20 +178,26 @@
 // clean end), accepts only the framing of Arrow 0.15 and later, and checks
 // message lengths against the bytes left, so that text or a Parquet file
 // given as IPC is a short error rather than a large allocation. A stream cut
-// exactly between two messages reads as a shorter stream: the format makes
-// the end-of-stream marker optional. An IPC file is checked for its magic at
+// exactly between two messages reads as a shorter stream (the format makes
+// the end-of-stream marker optional) with a warning (Reader.Warnings), or
+// with Options.Strict an error. Before ipc.Reader sees a message, the
+// vectors of its metadata (schema fields, children, key-values, a batch's
+// nodes and buffers) are bounded by the bytes that hold them, its buffers by
+// its body, and the uncompressed sizes of compressed buffers by their
+// compressed size: a corrupt field count used to make Arrow Go v15 allocate
+// hundreds of gigabytes. An IPC file is checked for its magic at
 // both ends and its messages are read in order up to the footer. Parquet
 // columns are read by pqarrow column readers in step, and a file whose
 // columns disagree on their number of rows, or with the metadata, is an
 // error.
 //
 // Bytes flipped inside a file that keeps its framing are not all caught:
-// Arrow has no checksums, so most such flips change values silently, and
-// some make Arrow Go v15 itself fail. Flipping single bytes of a small
-// Parquet file, 0.7% of the flips made its page or schema decoding panic;
-// in IPC metadata, a corrupt field count made it allocate hundreds of
-// gigabytes. This package validates what it reads but does not recover from
-// panics inside Arrow.
+// Arrow IPC has no checksums, and Arrow Go v15 neither writes nor verifies
+// Parquet page CRCs, so most such flips change values silently. Flipping
+// single bytes of a small Parquet file, 0.7% of the flips made its page or
+// schema decoding panic: those panics are recovered at the one boundary
+// where this package calls the decoder, and reported as a corrupt file. No
+// error shows the text of a Go runtime error.
 //
 // # Writing
 //

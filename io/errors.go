@@ -66,7 +66,23 @@ func newError(kind error, source string, cause error, format string, args ...any
 	if cause != nil {
 		msg += ": " + strings.TrimPrefix(cause.Error(), "dimeio: ")
 	}
-	return &inputError{kind: kind, msg: oneLine(msg), cause: cause}
+	return &inputError{kind: kind, msg: hideRuntimeError(oneLine(msg)), cause: cause}
+}
+
+// hideRuntimeError cuts the text of a Go runtime error (Arrow recovers the
+// panics of its decoders on corrupt data into errors that carry it, such as
+// "runtime error: slice bounds out of range [4156:208]") from a message: it
+// tells the user nothing but that the data is corrupt, which the message
+// says already, and reads as a crash.
+func hideRuntimeError(msg string) string {
+	i := strings.Index(msg, "runtime error:")
+	if i < 0 {
+		return msg
+	}
+	head := strings.TrimRight(msg[:i], " :(")
+	head = strings.TrimSuffix(head, "arrow/ipc: unknown error while reading")
+	head = strings.TrimRight(head, " :(")
+	return head + ": the data is corrupt (the decoder read out of bounds)"
 }
 
 // oneLine replaces the line breaks of s (some Arrow errors print schemas over

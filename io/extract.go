@@ -2,6 +2,7 @@ package io
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -15,6 +16,7 @@ import (
 type Extractor struct {
 	source     string
 	skip       bool
+	maxAbs     float64 // Options.MaxAbs, or +Inf
 	dimX, dimY int
 	cols       []*column // X columns, then Y columns, then the time column
 	hasTime    bool
@@ -92,7 +94,10 @@ func newExtractor(source string, schema *arrow.Schema, opts Options, parts []Par
 	if opts.TimeUnit > arrow.Nanosecond {
 		return nil, newError(ErrColumn, source, nil, "unknown time unit %d", opts.TimeUnit)
 	}
-	e := &Extractor{source: source, skip: opts.SkipInvalid, first: badValue{row: -1}}
+	e := &Extractor{source: source, skip: opts.SkipInvalid, maxAbs: math.Inf(1), first: badValue{row: -1}}
+	if opts.MaxAbs > 0 {
+		e.maxAbs = opts.MaxAbs
+	}
 	if err := expandViews(source, withPartitionKeys(fieldNames(schema), parts), &opts); err != nil { // globs: colpattern.go
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -12,9 +13,8 @@ import (
 )
 
 // FuzzReadCSV reads arbitrary bytes as CSV, from a file and from stdin: it
-// may fail, but must not panic or leak. (The Arrow formats are not fuzzed
-// here: bytes flipped inside Arrow IPC metadata or Parquet pages can make
-// Arrow Go v15 itself allocate without bound or panic; see doc.go.)
+// may fail, but must not panic or leak. (The Arrow formats are fuzzed
+// by FuzzReadIPCStream, FuzzReadIPCFile and FuzzReadParquet.)
 //
 //	go test ./io -run '^$' -fuzz FuzzReadCSV -fuzztime 60s
 func FuzzReadCSV(f *testing.F) {
@@ -37,6 +37,72 @@ func FuzzReadCSV(f *testing.F) {
 				t.Fatalf("%d X and %d Y values for %d rows", len(x), len(y), r.RowsRead()-r.Skipped())
 			}
 			readAll(t, "-", bytes.NewReader(data), dimeio.Options{Format: dimeio.CSV, X: opts.X, Y: opts.Y, Allocator: mem})
+		}
+	})
+}
+
+// ipcSeeds returns a small Arrow IPC file and stream of the columns c0, c1.
+func ipcSeeds(f *testing.F) (file, stream []byte) {
+	dir := f.TempDir()
+	for _, ext := range []string{"arrow", "arrows"} {
+		path := filepath.Join(dir, "seed."+ext)
+		w, err := dimeio.Create(path, dimeio.Auto, dimeio.ColumnNames("c", 2), dimeio.WriterOptions{BatchRows: 2})
+		if err != nil {
+			f.Fatal(err)
+		}
+		w.Write([]float64{1, 2, 3, 4, 5, 6}, 3)
+		if err := w.Close(); err != nil {
+			f.Fatal(err)
+		}
+		b, _ := os.ReadFile(path)
+		if ext == "arrow" {
+			file = b
+		} else {
+			stream = b
+		}
+	}
+	return file, stream
+}
+
+// FuzzReadIPCStream reads arbitrary bytes as an Arrow IPC stream on stdin:
+// rows or an error naming stdin, never a panic, an unbounded allocation or
+// a leak (checkMetadata bounds what ipc.Reader would size from the input).
+//
+//	go test ./io -run '^$' -fuzz FuzzReadIPCStream -fuzztime 60s
+func FuzzReadIPCStream(f *testing.F) {
+	_, stream := ipcSeeds(f)
+	f.Add(stream)
+	f.Add(stream[:len(stream)-8]) // without its end-of-stream marker
+	f.Add(stream[:len(stream)/2])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		for _, strict := range []bool{false, true} {
+			_, _, _, _, err := readAll(t, "-", bytes.NewReader(data), dimeio.Options{X: []string{"c0"}, Y: []string{"c1"}, Strict: strict, Allocator: mem})
+			if err != nil && !strings.Contains(err.Error(), "stdin") {
+				t.Fatalf("error does not name stdin: %v", err)
+			}
+		}
+	})
+}
+
+// FuzzReadIPCFile reads arbitrary bytes as an Arrow IPC file.
+//
+//	go test ./io -run '^$' -fuzz FuzzReadIPCFile -fuzztime 60s
+func FuzzReadIPCFile(f *testing.F) {
+	file, _ := ipcSeeds(f)
+	f.Add(file)
+	f.Add(file[:len(file)/2])
+	path := filepath.Join(f.TempDir(), "f.arrow")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, _, _, _, err := readAll(t, path, nil, dimeio.Options{X: []string{"c0"}, Y: []string{"c1"}, Allocator: mem})
+		if err != nil && !strings.Contains(err.Error(), path) {
+			t.Fatalf("error does not name the file: %v", err)
 		}
 	})
 }

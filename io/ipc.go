@@ -50,6 +50,7 @@ type messageReader struct {
 	remain int64 // bytes left, or -1 if unknown
 	msg    *ipc.Message
 	refs   int64
+	eos    bool // the input ended with an end-of-stream marker
 }
 
 func newMessageReader(r io.Reader, size int64, mem memory.Allocator) *messageReader {
@@ -82,6 +83,7 @@ func (m *messageReader) Message() (*ipc.Message, error) {
 	}
 	switch binary.LittleEndian.Uint32(prefix[:4]) {
 	case 0: // end-of-stream marker, before Arrow 0.15
+		m.eos = true
 		return nil, io.EOF
 	case continuation:
 	default:
@@ -93,6 +95,7 @@ func (m *messageReader) Message() (*ipc.Message, error) {
 	metaLen := int64(int32(binary.LittleEndian.Uint32(prefix[4:])))
 	switch {
 	case metaLen == 0: // end-of-stream marker
+		m.eos = true
 		return nil, io.EOF
 	case metaLen < 0 || metaLen > maxMetadata:
 		return nil, fmt.Errorf("message metadata of %d bytes", metaLen)
@@ -118,6 +121,9 @@ func (m *messageReader) Message() (*ipc.Message, error) {
 	case m.remain >= 0 && bodyLen > m.remain:
 		return nil, fmt.Errorf("message body of %d bytes with %d bytes left: %w", bodyLen, m.remain, errCutOff)
 	}
+	if err := checkMetadata(metaBytes, bodyLen, nil); err != nil {
+		return nil, err
+	}
 	body := memory.NewResizableBuffer(m.mem)
 	defer body.Release()
 	var have int64
@@ -131,6 +137,9 @@ func (m *messageReader) Message() (*ipc.Message, error) {
 			return nil, cutOff(err)
 		}
 		have = next
+	}
+	if err := checkMetadata(metaBytes, bodyLen, body.Bytes()); err != nil {
+		return nil, err
 	}
 	m.msg = ipc.NewMessage(meta, body)
 	return m.msg, nil
@@ -171,11 +180,68 @@ func (r *Reader) openIPC(in io.Reader, size int64, what string, opts Options) er
 		return err
 	}
 	r.src = sr
+	if what == "Arrow IPC stream" {
+		r.src = &ipcStreamSource{Reader: sr, mr: mr, source: r.source, strict: opts.Strict}
+	}
 	return nil
 }
 
 func (r *Reader) openIPCStream(in io.Reader, size int64, opts Options) error {
 	return r.openIPC(in, size, "Arrow IPC stream", opts)
+}
+
+// ipcStreamSource is the record source of an IPC stream: it tells whether
+// the stream ended with its end-of-stream marker. The format makes the marker
+// optional, but a writer that completes a stream writes it: a stream cut
+// exactly between two messages (a truncated upload, a producer that died)
+// reads as a valid shorter stream, and only its absence tells.
+type ipcStreamSource struct {
+	*ipc.Reader
+	mr     *messageReader
+	source string
+	strict bool
+	rows   int64
+}
+
+func (s *ipcStreamSource) Next() bool {
+	if !s.Reader.Next() {
+		return false
+	}
+	s.rows += s.Reader.Record().NumRows()
+	return true
+}
+
+// missingEOS describes a stream that ended cleanly without its marker, or
+// returns "".
+func (s *ipcStreamSource) missingEOS() string {
+	if s.Reader.Err() != nil || s.mr.eos {
+		return ""
+	}
+	return fmt.Sprintf("the Arrow IPC stream ends after %d rows without its end-of-stream marker: it may be truncated", s.rows)
+}
+
+// Err returns the reader's error or, with Options.Strict, the error of a
+// missing end-of-stream marker.
+func (s *ipcStreamSource) Err() error {
+	if err := s.Reader.Err(); err != nil {
+		return err
+	}
+	if msg := s.missingEOS(); msg != "" && s.strict {
+		return newError(ErrFormat, s.source, nil, "%s", msg)
+	}
+	return nil
+}
+
+// warning returns the warning of a missing end-of-stream marker (without
+// Options.Strict), or "".
+func (s *ipcStreamSource) warning() string {
+	if s.strict {
+		return ""
+	}
+	if msg := s.missingEOS(); msg != "" {
+		return "dimeio: " + s.source + ": " + msg
+	}
+	return ""
 }
 
 // openIPCFile checks the magic at both ends of the file and reads the

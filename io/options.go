@@ -38,6 +38,13 @@ type Options struct {
 	// (or its time) is null, NaN or infinite, and counts it (Skipped).
 	// Without it such a value stops the reading with a *ValueError.
 	SkipInvalid bool
+	// Strict makes an IPC stream that ends without its end-of-stream marker
+	// an error (ErrFormat) rather than a warning (Reader.Warnings).
+	Strict bool
+	// MaxAbs, if positive, makes a value beyond ±MaxAbs invalid, as a NaN
+	// is. The dime command gives exact.MaxAbsValue, beyond which the kernels'
+	// squared distances overflow.
+	MaxAbs float64
 	// Comma is the field delimiter of CSV (default ',').
 	Comma rune
 	// Allocator allocates the Arrow buffers of the reader (default

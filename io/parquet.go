@@ -224,7 +224,7 @@ func (p *parquetSource) column(c *pqarrow.ColumnReader, n int64) (a arrow.Array,
 // here, at the one boundary where we call it, and reported as a corrupt file.
 func recoverDecoder(source string, err *error) {
 	if v := recover(); v != nil {
-		*err = newError(ErrFormat, source, nil, "corrupt Parquet file (the decoder failed: %v)", v)
+		*err = newError(ErrFormat, source, nil, "corrupt Parquet file: the decoder failed (%v)", v)
 	}
 }
 

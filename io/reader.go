@@ -35,9 +35,10 @@ type Reader struct {
 	parts  []Partition // the input's partition values
 	// closers close what Open opened (a file, ranged reads, a bucket), in
 	// order.
-	closers []io.Closer
-	err     error
-	done    bool
+	closers  []io.Closer
+	warnings []string // written by fill (on the prefetching goroutine, before its last block)
+	err      error
+	done     bool
 
 	// The Extractor's counts as of the current block (with Prefetch, the
 	// Extractor is ahead, on the prefetching goroutine).
@@ -253,13 +254,24 @@ func (r *Reader) fill(b *Block) (bool, error) {
 	}
 	if err := r.src.Err(); err != nil {
 		var ve *ValueError
-		if errors.As(err, &ve) {
+		var ie *inputError
+		if errors.As(err, &ve) || errors.As(err, &ie) {
 			return false, err
 		}
 		return false, newError(ErrFormat, r.source, err, "reading the record batch at row %d", r.ext.RowsRead())
 	}
+	if w, ok := r.src.(interface{ warning() string }); ok {
+		if msg := w.warning(); msg != "" {
+			r.warnings = append(r.warnings, msg)
+		}
+	}
 	return false, nil
 }
+
+// Warnings returns what the reader noticed that is not an error, one line
+// each, once Next has returned false: an IPC stream that ends without its
+// end-of-stream marker (with Options.Strict it is an error instead).
+func (r *Reader) Warnings() []string { return r.warnings }
 
 // prefetcher reads blocks ahead on a goroutine of its own: it takes a free
 // block, fills it and hands it over, one block ahead of the caller, which

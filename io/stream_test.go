@@ -3,6 +3,7 @@ package io_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow/ipc"
@@ -45,6 +46,11 @@ func TestIPCStreamStdin(t *testing.T) {
 	if i, ok := sameBits(x, wantX); !ok || r.RowsRead() != n {
 		t.Fatalf("whole stream: X differs at %d, %d rows", i, r.RowsRead())
 	}
+	strict := opts
+	strict.Strict = true
+	if _, _, _, r, err := readAll(t, "-", bytes.NewReader(stream), strict); err != nil || len(r.Warnings()) != 0 {
+		t.Fatalf("whole stream, strict: %v, warnings %q", err, r.Warnings())
+	}
 
 	// The first Write also wrote the schema: find where the first batch
 	// starts by writing the schema alone.
@@ -68,8 +74,19 @@ func TestIPCStreamStdin(t *testing.T) {
 		switch {
 		case cut >= eos: // inside the end-of-stream marker: anything but a panic
 		case ok:
+			// A valid shorter stream, but for its missing end-of-stream
+			// marker: a warning, or with Strict an error (issue 13, item 5:
+			// it read as valid without a word).
 			if err != nil || r.RowsRead() != int64(rows) {
 				t.Errorf("cut at message end %d: %v, %d rows, want %d rows", cut, err, rowsOf(r), rows)
+			}
+			want := fmt.Sprintf("dimeio: stdin: the Arrow IPC stream ends after %d rows without its end-of-stream marker: it may be truncated", rows)
+			if w := r.Warnings(); len(w) != 1 || w[0] != want {
+				t.Errorf("cut at message end %d: warnings %q, want %q", cut, w, want)
+			}
+			_, _, _, r, err := readAll(t, "-", bytes.NewReader(stream[:cut]), strict)
+			if !errors.Is(err, dimeio.ErrFormat) || err.Error() != want || len(r.Warnings()) != 0 {
+				t.Errorf("cut at message end %d, strict: error %v", cut, err)
 			}
 		case err == nil:
 			t.Errorf("cut at %d: no error (%d rows)", cut, rowsOf(r))

@@ -95,7 +95,7 @@ func (v *numbers[T]) copy(e *Extractor, c *column, dst *Block, lo, hi int) {
 			for k, x := range vals {
 				f := float64(x)
 				out[(lo+k)*stride] = f
-				if f-f != 0 { // NaN or ±Inf
+				if f-f != 0 || f > e.maxAbs || f < -e.maxAbs { // NaN, ±Inf or too large
 					e.invalid(badValue{row: lo + k, col: c, kind: badValueKind, val: f})
 				}
 			}
@@ -114,7 +114,7 @@ func (v *numbers[T]) copy(e *Extractor, c *column, dst *Block, lo, hi int) {
 		}
 		if v.float {
 			for j, f := range row {
-				if f-f != 0 {
+				if f-f != 0 || f > e.maxAbs || f < -e.maxAbs {
 					e.invalid(badValue{row: i, col: c, kind: badValueKind, elem: c.first + j, val: f})
 				}
 			}
@@ -182,6 +182,9 @@ func (e *Extractor) valueError(bad badValue) error {
 		what = "null list"
 	case badValueKind:
 		what = strconv.FormatFloat(bad.val, 'g', -1, 64) // NaN, +Inf, -Inf
+		if bad.val-bad.val == 0 {
+			what += fmt.Sprintf(" is beyond ±%g (rescale the column)", e.maxAbs)
+		}
 	case badTimeRange:
 		v := strconv.FormatInt(bad.ival, 10)
 		if bad.uval {

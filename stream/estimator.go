@@ -204,9 +204,10 @@ func (e *Estimator) Dims() (dimX, dimY int) { return e.dimX, e.dimY }
 func (e *Estimator) Rows() int64 { return e.rows }
 
 // Add adds rows paired rows: x holds rows×dimX values and y rows×dimY,
-// row-major. Values must be finite: a NaN or Inf is refused with an error
-// naming the view, the row (counted from the first row ever added, from 0)
-// and the column, and nothing of the block is added.
+// row-major. Values must be finite and within ±exact.MaxAbsValue: another
+// value is refused with an error naming the view, the row (counted from the
+// first row ever added, from 0) and the column, and nothing of the block is
+// added.
 func (e *Estimator) Add(x, y []float64, rows int) error {
 	if rows < 0 || len(x) != rows*e.dimX || len(y) != rows*e.dimY {
 		return invalidf("block of %d rows has %d X values (want %d) and %d Y values (want %d)",
@@ -261,12 +262,11 @@ func (e *Estimator) addStarted(x, y []float64, rows int) error {
 	return nil
 }
 
-// checkFinite returns an error naming the first NaN or Inf of a block.
+// checkFinite returns an error naming the first NaN, Inf or value beyond
+// ±exact.MaxAbsValue of a block.
 func checkFinite(view string, v []float64, d int, offset int64) error {
-	for i, x := range v {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return invalidf("%s row %d, column %d: value %v is not finite", view, offset+int64(i/d), i%d, x)
-		}
+	if i := exact.FirstInvalid(v); i >= 0 {
+		return invalidf("%s row %d, column %d: %s", view, offset+int64(i/d), i%d, exact.CheckValue(v[i]))
 	}
 	return nil
 }

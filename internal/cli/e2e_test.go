@@ -55,7 +55,13 @@ func runBinary(t *testing.T, stdin []byte, args ...string) (code int, stdout, st
 // the test's).
 func runBinaryIn(t *testing.T, dir string, stdin []byte, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	cmd := exec.Command(dimeBinary, args...)
+	return runCommand(t, dir, stdin, dimeBinary, args...)
+}
+
+// runCommand runs a program in the working directory dir.
+func runCommand(t *testing.T, dir string, stdin []byte, name string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(stdin)
 	var out, errb bytes.Buffer

@@ -23,6 +23,7 @@ type inputFlags struct {
 	skipInvalid bool
 	where       string
 	limit       int64
+	strict      bool
 	// workers is the number of decoding goroutines (0: the reader's
 	// default); not a flag.
 	workers int
@@ -31,14 +32,15 @@ type inputFlags struct {
 func (f *inputFlags) register(fs *flagSet) {
 	fs.StringVar(&f.format, "format", "", "input format: parquet, ipc-file, ipc-stream or csv (default: from the extension; - is an IPC stream on stdin); in a directory, read every file as this format")
 	fs.IntVar(&f.batchSize, "batch-size", dimeio.DefaultBatchSize, "rows per block read")
-	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "drop rows with a null, NaN or Inf in a selected column (counted) instead of stopping")
+	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "drop rows with a null, NaN, Inf or a value beyond ±1e150 in a selected column (counted) instead of stopping")
+	fs.BoolVar(&f.strict, "strict", false, "make an Arrow IPC stream without its end-of-stream marker (truncated?) an error rather than a warning")
 	fs.StringVar(&f.where, "where", "", "read only the files whose hive partitions (key=value directories) meet these conditions, e.g. 'region=eu,date>=2026-11-01' (comma = and; = != < <= > >=)")
 	fs.Int64Var(&f.limit, "limit", 0, "stop after this many rows (0: all)")
 }
 
 // options returns the reader options for the given views.
 func (f *inputFlags) options(xcols, ycols []string) (dimeio.Options, error) {
-	opts := dimeio.Options{X: xcols, Y: ycols, BatchSize: f.batchSize, SkipInvalid: f.skipInvalid, Limit: f.limit, Workers: f.workers}
+	opts := dimeio.Options{X: xcols, Y: ycols, BatchSize: f.batchSize, SkipInvalid: f.skipInvalid, Strict: f.strict, MaxAbs: exact.MaxAbsValue, Limit: f.limit, Workers: f.workers}
 	if f.format != "" {
 		format, err := dimeio.ParseFormat(f.format)
 		if err != nil {
@@ -184,6 +186,13 @@ func inputError(err error) error {
 	return err
 }
 
+// warnInput prints the reader's warnings on stderr, one line each.
+func warnInput(e *env, r *dimeio.DatasetReader) {
+	for _, w := range r.Warnings() {
+		fmt.Fprintf(e.stderr, "dime: warning: %s (--strict makes this an error)\n", oneLine(w))
+	}
+}
+
 // datasetArgs returns the positional arguments of a command: the files,
 // directories, globs and URLs of its dataset.
 func datasetArgs(command string, pos []string) ([]string, error) {
@@ -251,6 +260,7 @@ func readSample(e *env, in *inputFlags, args []string, xcols, ycols []string, n 
 	if err := r.Err(); err != nil {
 		return sample{}, inputError(err)
 	}
+	warnInput(e, r)
 	rows := len(xs) / dx
 	if rows < 2 {
 		return sample{}, usagef("%s: %d rows (%d skipped): need at least 2", strings.Join(args, " "), rows, r.Skipped())

@@ -1,63 +1,62 @@
 package cli
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
+
+	"github.com/dime-project/dime/internal/memlimit"
+	"github.com/dime-project/dime/stream"
 )
 
-// physicalMemory returns the machine's memory in bytes (MemTotal of
-// /proc/meminfo), or 0 when it cannot tell.
-func physicalMemory() uint64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "MemTotal:" {
-			kb, err := strconv.ParseUint(fields[1], 10, 64)
-			if err == nil {
-				return kb << 10
-			}
-		}
-	}
-	return 0
-}
-
 // checkMemory refuses a run whose largest allocations (need bytes) exceed the
-// machine's memory: such a run would not fail with an error but be killed.
+// memory this process may use (memlimit: the machine's, the cgroup's, ulimit
+// -v and -d): such a run would not fail with an error but be killed, or die
+// in the Go runtime.
 func checkMemory(what string, need uint64, fix string) error {
-	have := physicalMemory()
-	if have == 0 || need <= have {
-		return nil
+	if err := memlimit.Detect().Check(what, need, fix); err != nil {
+		return usageError{err}
 	}
-	return usagef("%s needs about %.1f GiB, more than this machine's %.1f GiB: %s", what, gib(need), gib(have), fix)
+	return nil
 }
 
-func gib(b uint64) float64 { return float64(b) / (1 << 30) }
+// baseMemory is what a run needs besides its estimator: the Go runtime, the
+// reader's pages and blocks (about 50 MB at the defaults, see score.go).
+const baseMemory = 64 << 20
 
 // rffMemory estimates the bytes of the RFF estimator's accumulators: X, Y,
 // joint and P permuted, each a (2D)² float64 matrix, twice over for the
-// entropies' scratch copies.
+// entropies' scratch copies, and the base.
 func rffMemory(features, permutations int) uint64 {
 	p := uint64(2 * features)
-	return 2 * uint64(permutations+4) * p * p * 8
+	return 2*uint64(permutations+4)*p*p*8 + baseMemory
 }
 
 // exactMemory estimates the bytes of an exact estimate on n rows: two Gram
 // matrices and one scratch matrix per worker, n² float64 each.
 func exactMemory(n int) uint64 {
-	return uint64(2+runtime.GOMAXPROCS(0)) * uint64(n) * uint64(n) * 8
+	return uint64(2+runtime.GOMAXPROCS(0))*uint64(n)*uint64(n)*8 + baseMemory
 }
 
 // checkRFFMemory is checkMemory for the RFF estimator's settings.
 func checkRFFMemory(features, permutations int) error {
 	return checkMemory(fmt.Sprintf("--features %d with %d permutations", features, permutations),
 		rffMemory(features, permutations), "lower --features (memory grows as D²) or --permutations")
+}
+
+// checkStreamMemory checks, once the widths of the views are known, the
+// memory of the whole RFF estimator: accumulators, feature maps (8·D·(dx+dy)
+// bytes of frequencies), and the rows that the shuffle buffer and the pilot
+// sample hold (twice, for the growth of their slices).
+func checkStreamMemory(cfg stream.Config, dimX, dimY int) error {
+	d := uint64(dimX + dimY)
+	rows := uint64(cfg.ShuffleRows)
+	if cfg.BandwidthX.NeedsData() || cfg.BandwidthY.NeedsData() {
+		rows += uint64(cfg.PilotRows)
+	}
+	need := rffMemory(cfg.Features, cfg.Permutations) + 8*uint64(cfg.Features)*d + 2*8*d*rows
+	what := fmt.Sprintf("--features %d with %d permutations on %d+%d columns", cfg.Features, cfg.Permutations, dimX, dimY)
+	if cfg.ShuffleRows > 0 {
+		what += fmt.Sprintf(" and --shuffle-buffer %d", cfg.ShuffleRows)
+	}
+	return checkMemory(what, need, "lower --features, --permutations, --shuffle-buffer or --pilot-rows")
 }

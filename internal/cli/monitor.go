@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"net"
@@ -87,6 +88,16 @@ func runMonitor(e *env, args []string) error {
 		return err
 	}
 	scfg.PilotRows = *pilot
+	explicit := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	switch {
+	case explicit["window-rows"] && *windowRows <= 0:
+		return usagef("--window-rows %d: want a window of at least 1 row", *windowRows)
+	case explicit["window"] && *window <= 0:
+		return usagef("--window %v: want a positive duration, e.g. 5m", *window)
+	case explicit["half-life"] && !(*halfLife > 0):
+		return usagef("--half-life %v: want a positive number of rows", *halfLife)
+	}
 	kinds := 0
 	for _, set := range []bool{*windowRows != 0 && *halfLife == 0, *window != 0, *halfLife != 0} {
 		if set {
@@ -224,6 +235,9 @@ func monitorInput(e *env, sigs *signals, inputs []string, opts dimeio.Options, m
 		r = o.r
 	}
 	defer r.Close()
+	if err := checkStreamMemory(mcfg.Stream, r.DimX(), r.DimY()); err != nil {
+		return err
+	}
 	warnColumns(e, r)
 	mcfg.Stream.XColumns, mcfg.Stream.YColumns = r.Columns()
 	if b := mcfg.Baseline; b != nil {
@@ -282,13 +296,18 @@ func monitorInput(e *env, sigs *signals, inputs []string, opts dimeio.Options, m
 				if err != nil {
 					return inputError(err)
 				}
+				warnInput(e, r)
 				return nil
 			}
 			mon.Skip(b.skipped)
 			if err := mon.Add(b.x, b.y, b.times, b.rows); err != nil {
 				if errors.Is(err, monitor.ErrLate) {
 					mon.Close()
-					return usageError{err}
+					source := strings.Join(inputs, " ")
+					if source == "-" {
+						source = "stdin"
+					}
+					return usagef("%s: time column %q: %v (--skip-invalid drops such rows)", source, opts.TimeColumn, err)
 				}
 				return err
 			}

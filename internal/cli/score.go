@@ -70,6 +70,10 @@ func runScore(e *env, args []string) error {
 		return err
 	}
 	cfg.XColumns, cfg.YColumns = r.Columns()
+	if err := checkStreamMemory(cfg, r.DimX(), r.DimY()); err != nil {
+		r.Close()
+		return err
+	}
 	est, err := stream.New(r.DimX(), r.DimY(), cfg)
 	if err != nil {
 		r.Close()
@@ -109,6 +113,7 @@ func runScore(e *env, args []string) error {
 			skipped = r.Skipped()
 		}
 	}
+	warnInput(e, r)
 	est.Skip(skipped)
 	if est.Rows() < 2 {
 		if stopped {
