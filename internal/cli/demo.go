@@ -46,7 +46,7 @@ func runDemo(e *env, args []string) error {
 	ecfg.Seed = *seed
 	scfg := stream.DefaultConfig()
 	scfg.Features, scfg.Seed = *features, *seed
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := newTable(e.stdout, tabwriter.AlignRight)
 	if !*asJSON {
 		fmt.Fprintf(e.stdout, "The paper's toy: X ~ N(0, I_%d), Y = rho X + sqrt(1 - rho^2) E, alpha %g, sigma sqrt(d/2), P = %d.\n",
 			*dim, ecfg.Alpha, ecfg.Permutations)

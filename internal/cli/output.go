@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -55,6 +56,7 @@ type report struct {
 	DiMEAnalytic   *number  `json:"dime_analytic,omitempty"` // rff
 	PValue         *number  `json:"p_value,omitempty"`
 	TestPerms      int      `json:"test_permutations,omitempty"` // exact: null replicates of the p-value
+	Partial        bool     `json:"partial,omitempty"`           // score cut short by a signal: the rows read so far
 	ElapsedSeconds float64  `json:"elapsed_seconds"`
 }
 
@@ -119,7 +121,7 @@ func fmtPValue(v number) string {
 
 // writeTable writes a report as aligned "name  value" lines.
 func writeTable(w io.Writer, r report) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTable(w, 0)
 	line := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...)) }
 	est := r.Estimator
 	if r.Estimator == "rff" {
@@ -135,6 +137,9 @@ func writeTable(w io.Writer, r report) error {
 	}
 	if r.SkippedRows > 0 {
 		rows += fmt.Sprintf(" (%d skipped)", r.SkippedRows)
+	}
+	if r.Partial {
+		rows += " (partial: interrupted, the rows read so far)"
 	}
 	line("rows", "%s", rows)
 	line("x columns", "%s", strings.Join(r.XColumns, ", "))
@@ -177,4 +182,39 @@ func printReport(w io.Writer, r report, asJSON bool) error {
 		return writeJSON(w, r)
 	}
 	return writeTable(w, r)
+}
+
+// table is an aligned table whose lines lose their trailing spaces (the
+// padding of empty last cells) when it is flushed: a tabwriter into a
+// buffer.
+type table struct {
+	*tabwriter.Writer
+	buf bytes.Buffer
+	out io.Writer
+}
+
+// newTable returns a table with two spaces between columns and the given
+// tabwriter flags, written to w by Flush.
+func newTable(w io.Writer, flags uint) *table {
+	t := &table{out: w}
+	t.Writer = tabwriter.NewWriter(&t.buf, 0, 0, 2, ' ', flags)
+	return t
+}
+
+// Flush aligns the cells written so far and writes their lines.
+func (t *table) Flush() error {
+	if err := t.Writer.Flush(); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(t.buf.String(), "\n") {
+		nl := strings.HasSuffix(l, "\n")
+		b.WriteString(strings.TrimRight(l, " \n"))
+		if nl {
+			b.WriteByte('\n')
+		}
+	}
+	t.buf.Reset()
+	_, err := io.WriteString(t.out, b.String())
+	return err
 }
