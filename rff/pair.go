@@ -29,6 +29,31 @@ func (p PairSpec) Y() Spec {
 	return Spec{Kernel: p.Kernel, Sigma: p.SigmaY, InputDim: p.DimY, Features: p.Features, Variant: p.Variant, Seed: splitmix64(p.Seed)}
 }
 
+// CopyX returns the spec of a second, independent map of view X: X's
+// kernel, bandwidth and width, frequencies drawn from a seed derived from the
+// pair's (and different from Y's). It sees X as an identical copy of
+// itself, for the self term DiME(X;X′) of the normalized score (package
+// stream).
+func (p PairSpec) CopyX() Spec {
+	s := p.X()
+	s.Seed = splitmix64(p.Seed ^ copyXSalt)
+	return s
+}
+
+// CopyY returns the spec of a second, independent map of view Y, as CopyX
+// does for X.
+func (p PairSpec) CopyY() Spec {
+	s := p.Y()
+	s.Seed = splitmix64(p.Seed ^ copyYSalt)
+	return s
+}
+
+// Salts of the copies' seeds ("copyX---", "copyY---").
+const (
+	copyXSalt = 0x636f7079582d2d2d
+	copyYSalt = 0x636f7079592d2d2d
+)
+
 // splitmix64 is the finalizer of SplitMix64 (Steele, Lea and Flood, 2014), a
 // bijection of uint64 that decorrelates neighbouring seeds.
 func splitmix64(x uint64) uint64 {
