@@ -21,7 +21,9 @@ type IndependenceTest struct {
 	// NullMean is the expectation of T under independence, the sum of the
 	// weights of its null distribution.
 	NullMean float64
-	// PValue is P(T′ ≥ T) for T′ distributed as T under independence.
+	// PValue is P(T′ ≥ T) for T′ distributed as T under independence,
+	// reported as at least 1e-300 (the saddlepoint reaches far below what
+	// float64 holds).
 	PValue float64
 	// Method tells how the p-value was computed: "imhof" or "saddlepoint"
 	// (package quadform), or "exact" for degenerate views.
@@ -90,8 +92,14 @@ func Independence(x, y *Accumulator, mx, my, mxy *Mean) (IndependenceTest, error
 		}
 	}
 	p, method := quadform.Survival(weights, t)
+	if method != quadform.Exact {
+		p = math.Max(p, minPValue)
+	}
 	return IndependenceTest{Statistic: t, Rows: n, NullMean: mean, PValue: p, Method: method.String()}, nil
 }
+
+// minPValue is the smallest p-value reported.
+const minPValue = 1e-300
 
 // nullCovariance returns the covariance of √n [Re ĉ, Im ĉ] under
 // independence: with Γ = Cov(u) ∘ Cov(v) and Π = PCov(u) ∘ PCov(v) (the

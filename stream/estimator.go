@@ -22,10 +22,13 @@ type Estimator struct {
 	dimX, dimY     int
 	sigmaX, sigmaY float64   // resolved bandwidths
 	pair           *rff.Pair // nil until the bandwidths are resolved
-	x, y, xy       *covariance.Accumulator
+	copyX, copyY   *rff.Map  // the copies' maps (normalized score)
+	groups         []group   // the K groups of rows
 	perm           []*covariance.Accumulator
-	accs           []*covariance.Accumulator // x, y, xy, perm...
-	shuffleSrc     *rand.PCG                 // reseeded for each scope (scopeSeed)
+	accs           []*covariance.Accumulator // every accumulator, in state order
+	means          []*covariance.Mean        // every mean, in state order
+	chunks         int64                     // chunks added so far: the next chunk's group is chunks mod K
+	shuffleSrc     *rand.PCG                 // reseeded for each scope (scopeStream)
 	shuffle        *rand.Rand                // draws from shuffleSrc
 	rows           int64                     // rows added, including rows still pending
 	skipped        int64                     // rows dropped upstream, reported in Result
@@ -101,20 +104,76 @@ func (e *Estimator) start(sigmaX, sigmaY float64) error {
 		return fmt.Errorf("%w: %v", ErrInvalidInput, err)
 	}
 	e.pair, e.sigmaX, e.sigmaY = pair, sigmaX, sigmaY
-	if e.x, err = covariance.New(covariance.Description{Map: spec, Part: covariance.PartX}); err != nil {
-		return err
+	normalized := !cfg.SkipNormalized
+	if normalized {
+		if e.copyX, err = rff.New(spec.CopyX()); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalidInput, err)
+		}
+		if e.copyY, err = rff.New(spec.CopyY()); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalidInput, err)
+		}
 	}
-	e.y, _ = covariance.New(covariance.Description{Map: spec, Part: covariance.PartY})
-	e.xy, _ = covariance.New(covariance.Description{Map: spec, Part: covariance.PartJoint})
+	acc := func(part covariance.Part, index int) *covariance.Accumulator {
+		a, err := covariance.New(covariance.Description{Map: spec, Part: part, Index: index})
+		if err != nil {
+			panic(err) // the spec was validated by NewPair
+		}
+		e.accs = append(e.accs, a)
+		return a
+	}
+	mean := func(part covariance.Part, index int) *covariance.Mean {
+		m, err := covariance.NewMean(covariance.Description{Map: spec, Part: part, Index: index})
+		if err != nil {
+			panic(err)
+		}
+		e.means = append(e.means, m)
+		return m
+	}
+	e.accs, e.means = nil, nil
+	e.groups = make([]group, cfg.groups())
+	for k := range e.groups {
+		g := &e.groups[k]
+		g.x, g.y, g.xy = acc(covariance.PartX, k), acc(covariance.PartY, k), acc(covariance.PartJoint, k)
+		g.mx, g.my, g.mxy = mean(covariance.PartX, k), mean(covariance.PartY, k), mean(covariance.PartJoint, k)
+		if normalized {
+			g.cx, g.cy = acc(covariance.PartCopyX, k), acc(covariance.PartCopyY, k)
+			g.sx, g.sy = acc(covariance.PartSelfX, k), acc(covariance.PartSelfY, k)
+		}
+	}
 	e.perm = make([]*covariance.Accumulator, cfg.Permutations)
 	for k := range e.perm {
-		e.perm[k], _ = covariance.New(covariance.Description{Map: spec, Part: covariance.PartPermuted, Index: k})
+		e.perm[k] = acc(covariance.PartPermuted, k)
 	}
-	e.accs = append([]*covariance.Accumulator{e.x, e.y, e.xy}, e.perm...)
 	e.lastY = make([]float64, 2*cfg.Features)
 	e.shifts = make([]int, cfg.Permutations)
 	e.pool = []*worker{e.newWorker(0)}
 	return nil
+}
+
+// group holds the accumulators of one group of rows: the X and Y parts, the
+// joint, their first moments, and for the normalized score the copies'
+// parts and the self joints (nil with SkipNormalized).
+type group struct {
+	x, y, xy       *covariance.Accumulator
+	mx, my, mxy    *covariance.Mean
+	cx, cy, sx, sy *covariance.Accumulator
+}
+
+// Which chunks feed the self terms of the normalized score: those of the
+// first selfFirstRounds rounds of K chunks (every group gets one chunk per
+// round), then one round in selfRounds. A self chunk costs four more rank-k
+// updates and two more feature maps: in the long run about 8% of the work
+// of the three updates of every chunk.
+const (
+	selfFirstRounds = 4
+	selfRounds      = 16
+)
+
+// isSelfChunk reports whether chunk c (counted over the whole stream) feeds
+// the self terms.
+func (e *Estimator) isSelfChunk(c int64) bool {
+	round := c / int64(len(e.groups))
+	return !e.cfg.SkipNormalized && (round < selfFirstRounds || round%selfRounds == 0)
 }
 
 // Started reports whether the bandwidths are resolved and the feature maps
@@ -133,9 +192,7 @@ func (e *Estimator) resolvePilot() error {
 	}
 	x := mat.NewDense(n, e.dimX, e.pilotX)
 	y := mat.NewDense(n, e.dimY, e.pilotY)
-	ecfg := exact.Config{Kernel: e.cfg.Kernel, Alpha: e.cfg.Alpha, SigmaX: e.cfg.BandwidthX, SigmaY: e.cfg.BandwidthY,
-		Permutations: e.cfg.Permutations, Seed: e.cfg.Seed}
-	sx, sy, err := exact.ResolveBandwidths(x, y, ecfg)
+	sx, sy, err := exact.ResolveBandwidths(x, y, e.cfg.exactConfig())
 	if err != nil {
 		return fmt.Errorf("%w: choosing the bandwidths on the first %d rows: %v", ErrInvalidInput, n, err)
 	}
@@ -271,7 +328,10 @@ func mix(x uint64) uint64 {
 // processScope adds the n rows of one shuffle scope to every accumulator.
 //
 // The rows are put in a random order o (seeded by the estimator's seed and
-// scopeStream); the X part, the Y part and the joint take every row once.
+// scopeStream) and cut into chunks of consecutive positions (256, or n/K
+// rounded up for a scope of fewer than 256·K rows); chunk c of the stream
+// goes to group c mod K, whose X part, Y part and joint take its rows, and
+// the chunks of one round of K in selfRounds feed the self terms too.
 // Permuted accumulator k pairs X at position i with Y at position i + s_k
 // (cyclically), s_k = 1 + (k−1) mod (n−1): a random derangement, no row
 // paired with itself.
@@ -303,6 +363,11 @@ func (e *Estimator) processScope(x, y []float64, n int) error {
 				return err
 			}
 		}
+		for _, m := range e.means {
+			if err := m.Scale(f); err != nil {
+				return err
+			}
+		}
 		if cap(e.sqrtWeight) < n {
 			e.sqrtWeight = make([]float64, n)
 		}
@@ -318,22 +383,32 @@ func (e *Estimator) processScope(x, y []float64, n int) error {
 			S = max(S, e.shifts[k])
 		}
 	}
-	e.scope = scope{x: x, y: y, n: n, order: order, shift: S, decay: decay, workers: e.workerCount(n)}
+	// Chunks of `size` positions; a small scope is cut into K chunks so that
+	// every group gets rows.
+	K := len(e.groups)
+	size := min(chunkRows, (n+K-1)/K)
+	chunks := (n + size - 1) / size
+	e.scope = scope{x: x, y: y, n: n, order: order, shift: S, decay: decay, size: size, chunks: chunks, first: e.chunks}
+	e.scope.workers = e.workerCount(n, chunks)
 	err := e.addScope()
 	e.scope = scope{} // do not hold on to the caller's rows
+	e.chunks += int64(chunks)
 	return err
 }
 
 // scope is the shuffle scope being added: its rows, their random order, the
-// largest shift S of the permutations, whether rows are weighted, and the
-// number of workers adding it.
+// largest shift S of the permutations, whether rows are weighted, its
+// chunks (of size positions; the first is chunk number first of the stream)
+// and the number of workers adding it.
 type scope struct {
-	x, y    []float64
-	n       int
-	order   []int
-	shift   int
-	decay   bool
-	workers int
+	x, y         []float64
+	n            int
+	order        []int
+	shift        int
+	decay        bool
+	size, chunks int
+	first        int64
+	workers      int
 }
 
 // Reset forgets every row, keeping the feature maps, the bandwidths and the
@@ -341,11 +416,13 @@ type scope struct {
 // waiting in the shuffle buffer are dropped: call Result (or Flush) first to
 // count them.
 func (e *Estimator) Reset() {
-	if e.Started() {
-		for _, a := range e.accs {
-			a.Reset()
-		}
+	for _, a := range e.accs {
+		a.Reset()
 	}
+	for _, m := range e.means {
+		m.Reset()
+	}
+	e.chunks = 0
 	e.pendX, e.pendY, e.pending = e.pendX[:0], e.pendY[:0], 0
 	e.pilotX, e.pilotY, e.pilot = e.pilotX[:0], e.pilotY[:0], 0
 	e.haveLastY = false

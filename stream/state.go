@@ -23,14 +23,17 @@ var ErrState = errors.New("stream: invalid state")
 // feature maps, settings or columns differ.
 var ErrIncompatible = errors.New("stream: incompatible states")
 
-// The state encoding, version 1, little-endian: magic "dimeST", version, a
+// The state encoding, version 2, little-endian: magic "dimeST", version, a
 // reserved byte, then the fields written by WriteState in order (settings,
-// bandwidths, row counts, column names, the Y features of the last row, the
-// accumulators), and a CRC-32C of every byte before it. Each accumulator is embedded in its own
-// encoding (package covariance), with its own checksum.
+// bandwidths, row counts, chunks added, column names, the Y features of the
+// last row, the accumulators, the means), and a CRC-32C of every byte before
+// it. Each accumulator and mean is embedded in its own encoding (package
+// covariance), with its own checksum. Version 1 (written before the groups
+// of the jackknife and the means of the test existed) is refused: it lacks
+// what the analytic estimator and the test need.
 const (
 	stateMagic   = "dimeST"
-	stateVersion = 1
+	stateVersion = 2
 	// maxStateNames bounds the column names of a view in a state.
 	maxStateNames = 1 << 20
 )
@@ -55,11 +58,12 @@ func (e *Estimator) WriteState(w io.Writer) error {
 	c := e.cfg
 	b = append(b, stateMagic...)
 	b = append(b, stateVersion, 0)
-	b = append(b, byte(c.Kernel), byte(c.Variant), boolByte(c.SkipAnalytic), byte(c.BandwidthX.Rule), byte(c.BandwidthY.Rule), 0, 0, 0)
-	for _, v := range []uint32{uint32(c.Features), uint32(c.Permutations), uint32(e.dimX), uint32(e.dimY)} {
+	b = append(b, byte(c.Kernel), byte(c.Variant), boolByte(c.SkipAnalytic), byte(c.BandwidthX.Rule), byte(c.BandwidthY.Rule),
+		boolByte(c.SkipNormalized), 0, 0)
+	for _, v := range []uint32{uint32(c.Features), uint32(c.Permutations), uint32(e.dimX), uint32(e.dimY), uint32(c.Groups)} {
 		b = le.AppendUint32(b, v)
 	}
-	for _, v := range []uint64{uint64(c.ShuffleRows), uint64(c.PilotRows), c.Seed, uint64(e.rows), uint64(e.skipped)} {
+	for _, v := range []uint64{uint64(c.ShuffleRows), uint64(c.PilotRows), c.Seed, uint64(e.rows), uint64(e.skipped), uint64(e.chunks)} {
 		b = le.AppendUint64(b, v)
 	}
 	for _, v := range []float64{c.Alpha, c.BandwidthX.Sigma, c.BandwidthY.Sigma, e.sigmaX, e.sigmaY} {
@@ -82,13 +86,21 @@ func (e *Estimator) WriteState(w io.Writer) error {
 		}
 		b = appendBytes(b, enc)
 	}
+	for _, m := range e.means {
+		enc, err := m.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		b = appendBytes(b, enc)
+	}
 	b = le.AppendUint32(b, crc32.Checksum(b, castagnoli))
 	_, err := w.Write(b)
 	return err
 }
 
-// accumulators returns X, Y, joint and the permuted accumulators in order
-// (nil before the estimator has started).
+// accumulators returns every accumulator in state order: per group X, Y,
+// joint (and the copies and self joints), then the permuted ones (nil before
+// the estimator has started).
 func (e *Estimator) accumulators() []*covariance.Accumulator { return e.accs }
 
 func boolByte(v bool) byte {
@@ -173,11 +185,13 @@ func ReadState(rd io.Reader) (*Estimator, error) {
 	c.Kernel, c.Variant = exact.Kernel(r.u8()), rff.Variant(r.u8())
 	c.SkipAnalytic = r.u8() == 1
 	c.BandwidthX.Rule, c.BandwidthY.Rule = exact.BandwidthRule(r.u8()), exact.BandwidthRule(r.u8())
-	r.take(3)
+	c.SkipNormalized = r.u8() == 1
+	r.take(2)
 	c.Features, c.Permutations = int(r.u32()), int(r.u32())
 	dimX, dimY := int(r.u32()), int(r.u32())
+	c.Groups = int(r.u32())
 	c.ShuffleRows, c.PilotRows, c.Seed = int(r.u64()), int(r.u64()), r.u64()
-	rows, skipped := int64(r.u64()), int64(r.u64())
+	rows, skipped, chunks := int64(r.u64()), int64(r.u64()), int64(r.u64())
 	c.Alpha, c.BandwidthX.Sigma, c.BandwidthY.Sigma = r.f64(), r.f64(), r.f64()
 	sigmaX, sigmaY := r.f64(), r.f64()
 	for _, names := range []*[]string{&c.XColumns, &c.YColumns} {
@@ -196,13 +210,18 @@ func ReadState(rd io.Reader) (*Estimator, error) {
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: settings: %v", ErrState, err)
 	}
-	if rows < 0 || skipped < 0 {
-		return nil, fmt.Errorf("%w: negative row counts", ErrState)
+	if rows < 0 || skipped < 0 || chunks < 0 {
+		return nil, fmt.Errorf("%w: negative row or chunk counts", ErrState)
 	}
-	// The accumulators take at least (P+3)·8·p(p+1)/2 bytes (p = 2D): check
+	// The accumulators take at least 8·p(p+1)/2 bytes each (p = 2D): check
 	// before New allocates buffers of the size the settings claim.
 	p := uint64(2 * c.Features)
-	if need := uint64(c.Permutations+3)*8*p*(p+1)/2 + 8*p; need > uint64(len(r.b)) {
+	perGroup := uint64(3)
+	if !c.SkipNormalized {
+		perGroup = 7
+	}
+	count := perGroup*uint64(c.groups()) + uint64(c.Permutations)
+	if need := count*8*p*(p+1)/2 + 8*p; need > uint64(len(r.b)) {
 		return nil, fmt.Errorf("%w: truncated: %d bytes left, the accumulators need %d", ErrState, len(r.b), need)
 	}
 	e, err := New(dimX, dimY, withBandwidths(c, sigmaX, sigmaY))
@@ -223,13 +242,22 @@ func ReadState(rd io.Reader) (*Estimator, error) {
 			return nil, fmt.Errorf("%w: accumulator %v#%d does not belong to these settings", ErrState, want.Part, want.Index)
 		}
 	}
+	for _, m := range e.means {
+		want := m.Description()
+		if err := m.UnmarshalBinary(r.bytes()); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrState, err)
+		}
+		if m.Description() != want {
+			return nil, fmt.Errorf("%w: mean %v#%d does not belong to these settings", ErrState, want.Part, want.Index)
+		}
+	}
 	if r.err != nil {
 		return nil, r.err
 	}
 	if len(r.b) != 0 {
 		return nil, fmt.Errorf("%w: %d bytes of trailing data", ErrState, len(r.b))
 	}
-	e.rows, e.skipped = rows, skipped
+	e.rows, e.skipped, e.chunks = rows, skipped, chunks
 	return e, nil
 }
 
@@ -245,7 +273,8 @@ func withBandwidths(c Config, sigmaX, sigmaY float64) Config {
 // permutations, seed, widths, column names) and alpha; otherwise the error
 // matches ErrIncompatible and e is unchanged. Rows waiting in either shuffle
 // buffer are flushed first. What merges is exact: the accumulators of the
-// union of the rows, as if one estimator had seen both shards' scopes.
+// union of the rows, as if one estimator had seen both shards' scopes, group
+// by group (the groups of the jackknife merge pairwise).
 func (e *Estimator) Merge(other *Estimator) error {
 	if err := e.Flush(); err != nil {
 		return err
@@ -264,6 +293,10 @@ func (e *Estimator) Merge(other *Estimator) error {
 		return fmt.Errorf("%w: columns %v/%v vs %v/%v", ErrIncompatible, a.XColumns, a.YColumns, b.XColumns, b.YColumns)
 	case a.Permutations != b.Permutations:
 		return fmt.Errorf("%w: %d vs %d permutations", ErrIncompatible, a.Permutations, b.Permutations)
+	case a.groups() != b.groups():
+		return fmt.Errorf("%w: %d vs %d groups", ErrIncompatible, a.groups(), b.groups())
+	case a.SkipNormalized != b.SkipNormalized:
+		return fmt.Errorf("%w: with and without the normalized score's self terms", ErrIncompatible)
 	case a.Alpha != b.Alpha:
 		return fmt.Errorf("%w: alpha %v vs %v", ErrIncompatible, a.Alpha, b.Alpha)
 	case e.sigmaX != other.sigmaX || e.sigmaY != other.sigmaY:
@@ -282,6 +315,12 @@ func (e *Estimator) Merge(other *Estimator) error {
 			return fmt.Errorf("%w: %v", ErrIncompatible, err)
 		}
 	}
+	for i, m := range e.means {
+		if err := m.Merge(other.means[i]); err != nil {
+			return fmt.Errorf("%w: %v", ErrIncompatible, err)
+		}
+	}
+	e.chunks += other.chunks
 	e.rows += other.rows
 	e.skipped += other.skipped
 	return nil

@@ -34,14 +34,32 @@ func TestDecayWeights(t *testing.T) {
 	px, _ := pair.X.Transform(nil, x, N)
 	py, _ := pair.Y.Transform(nil, y, N)
 	p := 2 * D
-	want := map[*covariance.Accumulator]*mat.SymDense{e.x: mat.NewSymDense(p, nil), e.y: mat.NewSymDense(p, nil), e.xy: mat.NewSymDense(p, nil)}
-	var weight float64
+	tot := totals(t, e)
+	want := map[*covariance.Accumulator]*mat.SymDense{tot.x: mat.NewSymDense(p, nil), tot.y: mat.NewSymDense(p, nil), tot.xy: mat.NewSymDense(p, nil)}
+	wantMean := map[*covariance.Mean][]float64{tot.mx: make([]float64, p), tot.my: make([]float64, p), tot.mxy: make([]float64, p)}
+	var weight, weight2 float64
 	for i := 0; i < N; i++ {
 		w := math.Exp2(-float64(N-1-i) / h)
 		weight += w
+		weight2 += w * w
 		j, _ := rff.Joint(nil, px[i*p:(i+1)*p], py[i*p:(i+1)*p], 1, D, nil)
-		for acc, f := range map[*covariance.Accumulator][]float64{e.x: px[i*p : (i+1)*p], e.y: py[i*p : (i+1)*p], e.xy: j} {
+		for acc, f := range map[*covariance.Accumulator][]float64{tot.x: px[i*p : (i+1)*p], tot.y: py[i*p : (i+1)*p], tot.xy: j} {
 			want[acc].SymRankOne(want[acc], w, mat.NewVecDense(p, f))
+		}
+		for m, f := range map[*covariance.Mean][]float64{tot.mx: px[i*p : (i+1)*p], tot.my: py[i*p : (i+1)*p], tot.mxy: j} {
+			for k, v := range f {
+				wantMean[m][k] += w * v
+			}
+		}
+	}
+	for m, w := range wantMean {
+		var worst float64
+		for k, v := range w {
+			worst = math.Max(worst, math.Abs(m.Sum()[k]-v))
+		}
+		if worst > 1e-12 || math.Abs(m.Weight()-weight) > 1e-12 || math.Abs(m.SquaredWeight()-weight2) > 1e-12 {
+			t.Errorf("mean %v: decayed sum differs by %g, weights %v and %v (want %v and %v)",
+				m.Description().Part, worst, m.Weight(), m.SquaredWeight(), weight, weight2)
 		}
 	}
 	for acc, w := range want {
