@@ -26,9 +26,12 @@
 //
 // MarshalBinary writes a versioned, self-describing encoding: magic, format
 // and frequency versions, the description, the weight, the upper triangle and
-// a CRC-32C checksum. UnmarshalBinary refuses truncated, corrupted or foreign
-// bytes with ErrFormat, without allocating more than the input's size and
-// without changing the receiver.
+// a CRC-32C checksum. UnmarshalBinary, and DecodeFrom which reads the
+// encoding from a stream (package stream embeds accumulators in its states),
+// refuse truncated, corrupted or foreign bytes with ErrFormat, without
+// changing the receiver; they allocate the accumulator's matrix, less than
+// twice the encoding's size, only once the header has shown that the input
+// holds it.
 //
 // # Product of marginals
 //

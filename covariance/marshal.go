@@ -7,9 +7,6 @@ import (
 	"hash/crc32"
 	"math"
 
-	"gonum.org/v1/gonum/mat"
-
-	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rff"
 )
 
@@ -78,79 +75,4 @@ func (a *Accumulator) AppendBinary(b []byte) ([]byte, error) {
 		}
 	}
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
-}
-
-// UnmarshalBinary implements encoding.BinaryUnmarshaler. On error the
-// receiver is unchanged; the error matches ErrFormat.
-func (a *Accumulator) UnmarshalBinary(data []byte) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrFormat, fmt.Sprintf(format, args...))
-	}
-	if len(data) < len(magic) || string(data[:len(magic)]) != magic {
-		return bad("not a dime accumulator (bad magic)")
-	}
-	if len(data) < headerSize+checksumSize {
-		return bad("truncated: %d bytes, header needs %d", len(data), headerSize+checksumSize)
-	}
-	if v := data[6]; v != formatVersion {
-		return bad("format version %d, this build reads version %d", v, formatVersion)
-	}
-	if v := data[7]; v != rff.FrequencyVersion {
-		return bad("frequencies drawn by version %d, this build draws version %d", v, rff.FrequencyVersion)
-	}
-	le := binary.LittleEndian
-	features := le.Uint32(data[12:])
-	if features < 1 || features > rff.MaxFeatures {
-		return bad("%d frequencies, want 1 to %d", features, rff.MaxFeatures)
-	}
-	p := 2 * uint64(features)
-	tri := p * (p + 1) / 2
-	if want := uint64(headerSize) + 8*tri + checksumSize; uint64(len(data)) != want {
-		return bad("%d bytes, want %d for %d features (truncated or trailing data)", len(data), want, p)
-	}
-	body := data[:len(data)-checksumSize]
-	if got, want := crc32.Checksum(body, castagnoli), le.Uint32(data[len(body):]); got != want {
-		return bad("checksum mismatch (corrupted)")
-	}
-	if data[11] != 0 {
-		return bad("reserved byte is %d", data[11])
-	}
-	desc := Description{
-		Map: rff.PairSpec{
-			Kernel:   exact.Kernel(data[8]),
-			Variant:  rff.Variant(data[9]),
-			Features: int(features),
-			DimX:     int(le.Uint32(data[20:])),
-			DimY:     int(le.Uint32(data[24:])),
-			Seed:     le.Uint64(data[28:]),
-			SigmaX:   math.Float64frombits(le.Uint64(data[36:])),
-			SigmaY:   math.Float64frombits(le.Uint64(data[44:])),
-		},
-		Part:  Part(data[10]),
-		Index: int(le.Uint32(data[16:])),
-	}
-	if err := desc.Validate(); err != nil {
-		return bad("description: %v", err)
-	}
-	weight := math.Float64frombits(le.Uint64(data[52:]))
-	if !(weight >= 0) || math.IsInf(weight, 0) {
-		return bad("weight %v", weight)
-	}
-	n := int(p)
-	sum := mat.NewSymDense(n, nil)
-	raw := sum.RawSymmetric()
-	off := headerSize
-	for i := 0; i < n; i++ {
-		row := raw.Data[i*raw.Stride+i : i*raw.Stride+n]
-		for j := range row {
-			v := math.Float64frombits(le.Uint64(data[off:]))
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return bad("entry (%d, %d) is %v", i, i+j, v)
-			}
-			row[j] = v
-			off += 8
-		}
-	}
-	a.desc, a.sum, a.weight = desc, sum, weight
-	return nil
 }

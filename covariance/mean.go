@@ -150,6 +150,15 @@ const (
 	meanHeaderSize = 68
 )
 
+// MeanEncodedSize returns the length in bytes of the encoding of a Mean of
+// D features, or 0 if D is out of range.
+func MeanEncodedSize(features int) int64 {
+	if features < 1 || features > rff.MaxFeatures {
+		return 0
+	}
+	return meanHeaderSize + 16*int64(features) + checksumSize
+}
+
 // MarshalBinary implements encoding.BinaryMarshaler.
 func (m *Mean) MarshalBinary() ([]byte, error) { return m.AppendBinary(nil) }
 

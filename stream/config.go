@@ -112,6 +112,16 @@ func (c Config) workers() int {
 // looks at up to 1000 rows.
 const DefaultPilotRows = 1000
 
+// MaxPilotRows and MaxShuffleRows bound Config.PilotRows and
+// Config.ShuffleRows. Both buffers hold their rows in memory, 8·(dimX + dimY)
+// bytes each: the bounds refuse settings (and saved states) that no machine
+// could hold; the dime command checks the actual need against the memory it
+// may use.
+const (
+	MaxPilotRows   = 1 << 24
+	MaxShuffleRows = 1 << 30
+)
+
 // DefaultConfig returns the defaults of the dime command: Gaussian kernel,
 // alpha 1.01, fixed bandwidths √(d/2), D = 256 frequencies (512 features),
 // the analytic estimator with the jackknife over DefaultGroups groups (no
@@ -157,8 +167,8 @@ func (c Config) Validate() error {
 		return invalidf("sigma of Y must be finite and > 0, got %v", c.BandwidthY.Sigma)
 	case !(c.HalfLife >= 0) || math.IsInf(c.HalfLife, 0):
 		return invalidf("half-life must be a finite number of rows >= 0, got %v", c.HalfLife)
-	case c.PilotRows < 0:
-		return invalidf("pilot rows must be >= 0, got %d", c.PilotRows)
+	case c.PilotRows < 0 || c.PilotRows > MaxPilotRows:
+		return invalidf("pilot rows must be 0 (default) to %d, got %d", MaxPilotRows, c.PilotRows)
 	case c.Features < 1 || c.Features > rff.MaxFeatures:
 		return invalidf("features must be 1 to %d, got %d", rff.MaxFeatures, c.Features)
 	case c.Permutations < 0 || c.Permutations > MaxPermutations:
@@ -167,8 +177,8 @@ func (c Config) Validate() error {
 		return invalidf("groups must be 0 (default %d) to %d, got %d", DefaultGroups, MaxGroups, c.Groups)
 	case c.SkipAnalytic && c.Permutations == 0:
 		return invalidf("the analytic estimator (0 permutations) cannot skip the analytic estimate")
-	case c.ShuffleRows < 0:
-		return invalidf("shuffle rows must be >= 0, got %d", c.ShuffleRows)
+	case c.ShuffleRows < 0 || c.ShuffleRows > MaxShuffleRows:
+		return invalidf("shuffle rows must be 0 (each block) to %d, got %d", MaxShuffleRows, c.ShuffleRows)
 	case c.Workers < 0 || c.Workers > MaxWorkers:
 		return invalidf("workers must be 0 (automatic) to %d, got %d", MaxWorkers, c.Workers)
 	case c.Variant == rff.Orthogonal && c.Kernel != exact.Gaussian:

@@ -96,13 +96,22 @@
 //
 // # States
 //
-// WriteState saves an estimator (settings, bandwidths, row counts, column
-// names and accumulators; versioned and checksummed) and ReadState restores
-// it: continuing a restored estimator gives exactly what the original would
-// have given. Merge adds a shard's estimator to another: the result is the
+// WriteState saves an estimator (settings, bandwidths, row counts, shard
+// ids, column names and accumulators; versioned, with a documented layout in
+// state.go, and checksummed) and ReadState restores it: continuing a restored
+// estimator gives exactly what the original would have given. ReadState
+// checks every size a state declares against the bytes it holds before
+// allocating, so that a forged state cannot make it allocate more than about
+// twice its size, and it does not build the feature maps, which only adding
+// rows needs. Merge adds a shard's estimator to another: the result is the
 // estimator of the union of the rows. Shards must share their feature maps,
 // so data-dependent bandwidths (median, auto), which differ from shard to
 // shard, must be replaced by explicit values for sharded runs.
+//
+// Every estimator has a random 128-bit ShardID, and a merge carries the ids
+// of both sides (up to MaxShards): Merge refuses estimators that share an id
+// (ErrOverlap), since their rows would count twice, and row counts that
+// would overflow. The ids change nothing in the estimates.
 //
 // # In memory
 //

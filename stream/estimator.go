@@ -20,13 +20,15 @@ import (
 type Estimator struct {
 	cfg            Config
 	dimX, dimY     int
-	sigmaX, sigmaY float64   // resolved bandwidths
-	pair           *rff.Pair // nil until the bandwidths are resolved
-	copyX, copyY   *rff.Map  // the copies' maps (normalized score)
-	groups         []group   // the K groups of rows
+	sigmaX, sigmaY float64      // resolved bandwidths
+	spec           rff.PairSpec // the feature maps, once the bandwidths are resolved
+	pair           *rff.Pair    // built from spec when the first scope is added (featureMaps)
+	copyX, copyY   *rff.Map     // the copies' maps (normalized score), built with pair
+	shards         shardSet     // whose rows the accumulators hold (shard.go)
+	groups         []group      // the K groups of rows
 	perm           []*covariance.Accumulator
-	accs           []*covariance.Accumulator // every accumulator, in state order
-	means          []*covariance.Mean        // every mean, in state order
+	accs           []*covariance.Accumulator // every accumulator, in state order (layout)
+	means          []*covariance.Mean        // every mean, in state order (layout)
 	chunks         int64                     // chunks added so far: the next chunk's group is chunks mod K
 	shuffleSrc     *rand.PCG                 // reseeded for each scope (scopeStream)
 	shuffle        *rand.Rand                // draws from shuffleSrc
@@ -65,8 +67,23 @@ func New(dimX, dimY int, cfg Config) (*Estimator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkViews(dimX, dimY, cfg); err != nil {
+		return nil, err
+	}
+	e := newEstimator(dimX, dimY, cfg)
+	e.shards = newShardSet()
+	if !cfg.needsPilot() {
+		if err := e.start(resolveDataFree(cfg.BandwidthX, dimX), resolveDataFree(cfg.BandwidthY, dimY)); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// checkViews checks the widths of the views and their names.
+func checkViews(dimX, dimY int, cfg Config) error {
 	if dimX < 1 || dimY < 1 {
-		return nil, invalidf("views need at least one column, got %d and %d", dimX, dimY)
+		return invalidf("views need at least one column, got %d and %d", dimX, dimY)
 	}
 	for _, c := range []struct {
 		names []string
@@ -74,17 +91,16 @@ func New(dimX, dimY int, cfg Config) (*Estimator, error) {
 		view  string
 	}{{cfg.XColumns, dimX, "X"}, {cfg.YColumns, dimY, "Y"}} {
 		if len(c.names) > c.dim {
-			return nil, invalidf("%d names for the %d columns of %s", len(c.names), c.dim, c.view)
+			return invalidf("%d names for the %d columns of %s", len(c.names), c.dim, c.view)
 		}
 	}
+	return nil
+}
+
+// newEstimator returns an estimator without accumulators or shard ids.
+func newEstimator(dimX, dimY int, cfg Config) *Estimator {
 	src := rand.NewPCG(cfg.Seed, exact.PermutationStream)
-	e := &Estimator{cfg: cfg, dimX: dimX, dimY: dimY, shuffleSrc: src, shuffle: rand.New(src), workers: cfg.workers()}
-	if !cfg.needsPilot() {
-		if err := e.start(resolveDataFree(cfg.BandwidthX, dimX), resolveDataFree(cfg.BandwidthY, dimY)); err != nil {
-			return nil, err
-		}
-	}
-	return e, nil
+	return &Estimator{cfg: cfg, dimX: dimX, dimY: dimY, shuffleSrc: src, shuffle: rand.New(src), workers: cfg.workers()}
 }
 
 // resolveDataFree returns the bandwidth of a fixed or explicit rule.
@@ -95,59 +111,93 @@ func resolveDataFree(b exact.Bandwidth, d int) float64 {
 	return exact.FixedSigma(d)
 }
 
-// start builds the feature maps and accumulators for the given bandwidths.
+// layout returns the descriptions of an estimator's accumulators and means,
+// in state order: per group k, X, Y, joint (and, for the normalized score,
+// the copies of X and Y and the self joints of X and Y), then the permuted
+// joints; the means are those of X, Y and joint per group.
+func layout(cfg Config, spec rff.PairSpec) (accs, means []covariance.Description) {
+	d := func(part covariance.Part, index int) covariance.Description {
+		return covariance.Description{Map: spec, Part: part, Index: index}
+	}
+	for k := range cfg.groups() {
+		accs = append(accs, d(covariance.PartX, k), d(covariance.PartY, k), d(covariance.PartJoint, k))
+		if !cfg.SkipNormalized {
+			accs = append(accs, d(covariance.PartCopyX, k), d(covariance.PartCopyY, k), d(covariance.PartSelfX, k), d(covariance.PartSelfY, k))
+		}
+		means = append(means, d(covariance.PartX, k), d(covariance.PartY, k), d(covariance.PartJoint, k))
+	}
+	for k := range cfg.Permutations {
+		accs = append(accs, d(covariance.PartPermuted, k))
+	}
+	return accs, means
+}
+
+// start makes the accumulators for the given bandwidths. The feature maps,
+// whose frequencies take 8·D·(dimX + dimY) bytes, are built when the first
+// rows come (featureMaps): an estimator restored to be merged never needs
+// them.
 func (e *Estimator) start(sigmaX, sigmaY float64) error {
-	cfg := e.cfg
-	spec := cfg.pairSpec(e.dimX, e.dimY, sigmaX, sigmaY)
-	pair, err := rff.NewPair(spec)
-	if err != nil {
+	spec := e.cfg.pairSpec(e.dimX, e.dimY, sigmaX, sigmaY)
+	if err := spec.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidInput, err)
 	}
-	e.pair, e.sigmaX, e.sigmaY = pair, sigmaX, sigmaY
-	normalized := !cfg.SkipNormalized
-	if normalized {
-		if e.copyX, err = rff.New(spec.CopyX()); err != nil {
-			return fmt.Errorf("%w: %v", ErrInvalidInput, err)
-		}
-		if e.copyY, err = rff.New(spec.CopyY()); err != nil {
-			return fmt.Errorf("%w: %v", ErrInvalidInput, err)
+	accDescs, meanDescs := layout(e.cfg, spec)
+	accs := make([]*covariance.Accumulator, len(accDescs))
+	for i, d := range accDescs {
+		var err error
+		if accs[i], err = covariance.New(d); err != nil {
+			return err
 		}
 	}
-	acc := func(part covariance.Part, index int) *covariance.Accumulator {
-		a, err := covariance.New(covariance.Description{Map: spec, Part: part, Index: index})
-		if err != nil {
-			panic(err) // the spec was validated by NewPair
+	means := make([]*covariance.Mean, len(meanDescs))
+	for i, d := range meanDescs {
+		var err error
+		if means[i], err = covariance.NewMean(d); err != nil {
+			return err
 		}
-		e.accs = append(e.accs, a)
-		return a
 	}
-	mean := func(part covariance.Part, index int) *covariance.Mean {
-		m, err := covariance.NewMean(covariance.Description{Map: spec, Part: part, Index: index})
-		if err != nil {
-			panic(err)
-		}
-		e.means = append(e.means, m)
-		return m
-	}
-	e.accs, e.means = nil, nil
-	e.groups = make([]group, cfg.groups())
+	e.setAccumulators(spec, sigmaX, sigmaY, accs, means)
+	return nil
+}
+
+// setAccumulators sets the resolved bandwidths, the accumulators and the
+// means (in the order of layout) of a starting estimator.
+func (e *Estimator) setAccumulators(spec rff.PairSpec, sigmaX, sigmaY float64, accs []*covariance.Accumulator, means []*covariance.Mean) {
+	e.spec, e.sigmaX, e.sigmaY = spec, sigmaX, sigmaY
+	e.accs, e.means = accs, means
+	e.groups = make([]group, e.cfg.groups())
 	for k := range e.groups {
 		g := &e.groups[k]
-		g.x, g.y, g.xy = acc(covariance.PartX, k), acc(covariance.PartY, k), acc(covariance.PartJoint, k)
-		g.mx, g.my, g.mxy = mean(covariance.PartX, k), mean(covariance.PartY, k), mean(covariance.PartJoint, k)
-		if normalized {
-			g.cx, g.cy = acc(covariance.PartCopyX, k), acc(covariance.PartCopyY, k)
-			g.sx, g.sy = acc(covariance.PartSelfX, k), acc(covariance.PartSelfY, k)
+		g.x, g.y, g.xy, accs = accs[0], accs[1], accs[2], accs[3:]
+		if !e.cfg.SkipNormalized {
+			g.cx, g.cy, g.sx, g.sy, accs = accs[0], accs[1], accs[2], accs[3], accs[4:]
 		}
+		g.mx, g.my, g.mxy, means = means[0], means[1], means[2], means[3:]
 	}
-	e.perm = make([]*covariance.Accumulator, cfg.Permutations)
-	for k := range e.perm {
-		e.perm[k] = acc(covariance.PartPermuted, k)
+	e.perm = accs
+	e.lastY = make([]float64, 2*e.cfg.Features)
+	e.shifts = make([]int, e.cfg.Permutations)
+}
+
+// featureMaps returns the feature maps, building them (and the copies' maps)
+// the first time.
+func (e *Estimator) featureMaps() (*rff.Pair, error) {
+	if e.pair == nil {
+		pair, err := rff.NewPair(e.spec)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidInput, err)
+		}
+		if !e.cfg.SkipNormalized {
+			if e.copyX, err = rff.New(e.spec.CopyX()); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrInvalidInput, err)
+			}
+			if e.copyY, err = rff.New(e.spec.CopyY()); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrInvalidInput, err)
+			}
+		}
+		e.pair = pair
 	}
-	e.lastY = make([]float64, 2*cfg.Features)
-	e.shifts = make([]int, cfg.Permutations)
-	e.pool = []*worker{e.newWorker(0)}
-	return nil
+	return e.pair, nil
 }
 
 // group holds the accumulators of one group of rows: the X and Y parts, the
@@ -176,9 +226,9 @@ func (e *Estimator) isSelfChunk(c int64) bool {
 	return !e.cfg.SkipNormalized && (round < selfFirstRounds || round%selfRounds == 0)
 }
 
-// Started reports whether the bandwidths are resolved and the feature maps
-// built (always, except while a pilot sample is being gathered).
-func (e *Estimator) Started() bool { return e.pair != nil }
+// Started reports whether the bandwidths are resolved and the accumulators
+// made (always, except while a pilot sample is being gathered).
+func (e *Estimator) Started() bool { return e.accs != nil }
 
 // Bandwidths returns the resolved bandwidths (0 before Started).
 func (e *Estimator) Bandwidths() (sigmaX, sigmaY float64) { return e.sigmaX, e.sigmaY }
@@ -343,6 +393,9 @@ func mix(x uint64) uint64 {
 // accumulators (workers.go), with results that do not depend on their
 // number.
 func (e *Estimator) processScope(x, y []float64, n int) error {
+	if _, err := e.featureMaps(); err != nil {
+		return err
+	}
 	if cap(e.order) < n {
 		e.order = make([]int, n)
 	}
@@ -412,7 +465,8 @@ type scope struct {
 }
 
 // Reset forgets every row, keeping the feature maps, the bandwidths and the
-// settings: the next rows start a new estimate (a new window). Rows still
+// settings: the next rows start a new estimate (a new window), under a new
+// shard id. Rows still
 // waiting in the shuffle buffer are dropped: call Result (or Flush) first to
 // count them.
 func (e *Estimator) Reset() {
@@ -427,4 +481,5 @@ func (e *Estimator) Reset() {
 	e.pilotX, e.pilotY, e.pilot = e.pilotX[:0], e.pilotY[:0], 0
 	e.haveLastY = false
 	e.rows, e.skipped = 0, 0
+	e.shards = newShardSet() // the next rows are another shard's
 }

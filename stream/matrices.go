@@ -75,11 +75,15 @@ func EstimateWithPermutations(x, y mat.Matrix, cfg Config, perms [][]int) (Resul
 			return Result{}, invalidf("permutation %d has length %d, want %d", k, len(perm), n)
 		}
 	}
-	px, err := e.pair.X.Transform(nil, xd, n)
+	pair, err := e.featureMaps()
 	if err != nil {
 		return Result{}, err
 	}
-	py, err := e.pair.Y.Transform(nil, yd, n)
+	px, err := pair.X.Transform(nil, xd, n)
+	if err != nil {
+		return Result{}, err
+	}
+	py, err := pair.Y.Transform(nil, yd, n)
 	if err != nil {
 		return Result{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"os"
 	"slices"
 
 	"github.com/dime-project/dime/covariance"
@@ -20,29 +21,57 @@ import (
 var ErrState = errors.New("stream: invalid state")
 
 // ErrIncompatible is matched by the error of merging estimators whose
-// feature maps, settings or columns differ.
+// feature maps, settings or columns differ, that share rows (ErrOverlap), or
+// whose row counts would overflow.
 var ErrIncompatible = errors.New("stream: incompatible states")
 
-// The state encoding, version 2, little-endian: magic "dimeST", version, a
-// reserved byte, then the fields written by WriteState in order (settings,
-// bandwidths, row counts, chunks added, column names, the Y features of the
-// last row, the accumulators, the means), and a CRC-32C of every byte before
-// it. Each accumulator and mean is embedded in its own encoding (package
-// covariance), with its own checksum. Version 1 (written before the groups
-// of the jackknife and the means of the test existed) is refused: it lacks
-// what the analytic estimator and the test need.
+// The state encoding, version 3. Integers are little-endian and unsigned
+// unless said otherwise; floats are IEEE 754 bits.
+//
+//	size        field
+//	6           magic "dimeST"
+//	1           version (3)
+//	1           flags: bit 0 = the shard ids are truncated (MaxShards); other bits 0
+//	1 × 8       kernel, variant, skip analytic (0/1), bandwidth rule of X, of Y,
+//	            skip normalized (0/1), 2 reserved (0)
+//	4 × 5       features D, permutations P, width of X, width of Y, groups K (0: default)
+//	8 × 6       shuffle rows, pilot rows, seed, rows, skipped rows, chunks added
+//	8 × 6       alpha, sigma of X's rule, of Y's rule, resolved sigma X, resolved sigma Y, half-life
+//	4 + 16·k    k shard ids (1 ≤ k ≤ MaxShards), sorted ascending, distinct
+//	4 + Σ(4+n)  column names of X: their count, then each as length and UTF-8 bytes
+//	4 + Σ(4+n)  column names of Y
+//	1           whether the Y features of the last row follow (0/1)
+//	8 · 2D      the Y features of the last row (zeros if not)
+//	4           the number A of accumulators: 3K (7K with the normalized score's
+//	            copies and self joints) + P
+//	A × (4+s)   each accumulator, in the order of layout (per group X, Y, joint
+//	            [, copy X, copy Y, self X, self Y], then permuted 0 … P−1): its
+//	            length s and its encoding (covariance.Accumulator.MarshalBinary,
+//	            with its own checksum)
+//	4           the number M of means, 3K
+//	M × (4+m)   each mean (per group X, Y, joint): its length m and its encoding
+//	            (covariance.Mean.MarshalBinary)
+//	4           CRC-32C (Castagnoli) of every byte before it
+//
+// To extend the format, bump stateVersion and add fields; ReadState reads
+// only its own version (version 2, written before the groups of the
+// jackknife and the means of the test, lacks what they need). Every count
+// and length is checked against the bytes the input has left before
+// anything of that size is allocated.
 const (
 	stateMagic   = "dimeST"
-	stateVersion = 2
-	// maxStateNames bounds the column names of a view in a state.
-	maxStateNames = 1 << 20
+	stateVersion = 3
+	// stateFlagTruncated marks a shard set that holds the MaxShards smallest ids.
+	stateFlagTruncated = 1
+	// stateHeaderSize is the size of the fixed fields, up to the shard ids.
+	stateHeaderSize = 8 + 8 + 4*5 + 8*6 + 8*6
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // WriteState flushes the rows waiting in the shuffle buffer and writes the
-// estimator's state: settings, bandwidths, row counts, column names and every
-// accumulator. ReadState restores it exactly: adding more rows to the
+// estimator's state: settings, bandwidths, row counts, shard ids, column
+// names and every accumulator. ReadState restores it exactly: adding more rows to the
 // restored estimator gives what the original would have given (scopes are
 // ordered from their own content, not from a running generator). The estimator needs at least 2 rows if a bandwidth rule still
 // waits for its pilot sample.
@@ -56,8 +85,12 @@ func (e *Estimator) WriteState(w io.Writer) error {
 	var b []byte
 	le := binary.LittleEndian
 	c := e.cfg
+	var flags byte
+	if e.shards.truncated {
+		flags |= stateFlagTruncated
+	}
 	b = append(b, stateMagic...)
-	b = append(b, stateVersion, 0)
+	b = append(b, stateVersion, flags)
 	b = append(b, byte(c.Kernel), byte(c.Variant), boolByte(c.SkipAnalytic), byte(c.BandwidthX.Rule), byte(c.BandwidthY.Rule),
 		boolByte(c.SkipNormalized), 0, 0)
 	for _, v := range []uint32{uint32(c.Features), uint32(c.Permutations), uint32(e.dimX), uint32(e.dimY), uint32(c.Groups)} {
@@ -66,8 +99,12 @@ func (e *Estimator) WriteState(w io.Writer) error {
 	for _, v := range []uint64{uint64(c.ShuffleRows), uint64(c.PilotRows), c.Seed, uint64(e.rows), uint64(e.skipped), uint64(e.chunks)} {
 		b = le.AppendUint64(b, v)
 	}
-	for _, v := range []float64{c.Alpha, c.BandwidthX.Sigma, c.BandwidthY.Sigma, e.sigmaX, e.sigmaY} {
+	for _, v := range []float64{c.Alpha, c.BandwidthX.Sigma, c.BandwidthY.Sigma, e.sigmaX, e.sigmaY, c.HalfLife} {
 		b = le.AppendUint64(b, math.Float64bits(v))
+	}
+	b = le.AppendUint32(b, uint32(len(e.shards.ids)))
+	for _, id := range e.shards.ids {
+		b = append(b, id[:]...)
 	}
 	for _, names := range [][]string{c.XColumns, c.YColumns} {
 		b = le.AppendUint32(b, uint32(len(names)))
@@ -79,29 +116,30 @@ func (e *Estimator) WriteState(w io.Writer) error {
 	for _, v := range e.lastY {
 		b = le.AppendUint64(b, math.Float64bits(v))
 	}
-	for _, a := range e.accumulators() {
-		enc, err := a.MarshalBinary()
-		if err != nil {
+	b = le.AppendUint32(b, uint32(len(e.accs)))
+	for _, a := range e.accs {
+		start := len(b)
+		b = le.AppendUint32(b, 0)
+		var err error
+		if b, err = a.AppendBinary(b); err != nil {
 			return err
 		}
-		b = appendBytes(b, enc)
+		le.PutUint32(b[start:], uint32(len(b)-start-4))
 	}
+	b = le.AppendUint32(b, uint32(len(e.means)))
 	for _, m := range e.means {
-		enc, err := m.MarshalBinary()
-		if err != nil {
+		start := len(b)
+		b = le.AppendUint32(b, 0)
+		var err error
+		if b, err = m.AppendBinary(b); err != nil {
 			return err
 		}
-		b = appendBytes(b, enc)
+		le.PutUint32(b[start:], uint32(len(b)-start-4))
 	}
 	b = le.AppendUint32(b, crc32.Checksum(b, castagnoli))
 	_, err := w.Write(b)
 	return err
 }
-
-// accumulators returns every accumulator in state order: per group X, Y,
-// joint (and the copies and self joints), then the permuted ones (nil before
-// the estimator has started).
-func (e *Estimator) accumulators() []*covariance.Accumulator { return e.accs }
 
 func boolByte(v bool) byte {
 	if v {
@@ -115,150 +153,403 @@ func appendBytes(b, v []byte) []byte {
 	return append(b, v...)
 }
 
-// stateReader reads the fields of a state, remembering the first error.
-type stateReader struct {
-	b   []byte
-	err error
+// stateDecoder reads the fields of a state from an input of known size,
+// computing the checksum as it goes and remembering the first error.
+type stateDecoder struct {
+	r    io.Reader
+	left int64 // bytes left before the checksum
+	crc  uint32
+	err  error
+	buf  [8]byte
 }
 
-func (r *stateReader) take(n int) []byte {
-	if r.err != nil {
+// Read implements io.Reader over the bytes before the checksum, for the
+// accumulators' decoder.
+func (d *stateDecoder) Read(p []byte) (int, error) {
+	if d.left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > d.left {
+		p = p[:d.left]
+	}
+	n, err := d.r.Read(p)
+	d.left -= int64(n)
+	d.crc = crc32.Update(d.crc, castagnoli, p[:n])
+	return n, err
+}
+
+func (d *stateDecoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: %s", ErrState, fmt.Sprintf(format, args...))
+	}
+}
+
+// fits reports whether n more bytes (what) fit in the input; if not, the
+// decoder fails.
+func (d *stateDecoder) fits(n uint64, what string) bool {
+	if d.err != nil {
+		return false
+	}
+	if n > uint64(d.left) {
+		d.fail("truncated: %s: %d bytes needed, %d left", what, n, d.left)
+		return false
+	}
+	return true
+}
+
+// read fills b, or fails.
+func (d *stateDecoder) read(b []byte) bool {
+	if !d.fits(uint64(len(b)), "fields") {
+		return false
+	}
+	if _, err := io.ReadFull(d, b); err != nil {
+		d.readError(err)
+		return false
+	}
+	return true
+}
+
+// readError records an error of the input itself.
+func (d *stateDecoder) readError(err error) {
+	if d.err == nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			d.fail("truncated: the input ended early")
+			return
+		}
+		d.err = fmt.Errorf("stream: reading a state: %w", err)
+	}
+}
+
+func (d *stateDecoder) u8() byte {
+	if d.read(d.buf[:1]) {
+		return d.buf[0]
+	}
+	return 0
+}
+
+func (d *stateDecoder) u32() uint32 {
+	if d.read(d.buf[:4]) {
+		return binary.LittleEndian.Uint32(d.buf[:4])
+	}
+	return 0
+}
+
+func (d *stateDecoder) u64() uint64 {
+	if d.read(d.buf[:8]) {
+		return binary.LittleEndian.Uint64(d.buf[:8])
+	}
+	return 0
+}
+
+func (d *stateDecoder) f64() float64 { return math.Float64frombits(d.u64()) }
+
+// names reads a view's column names: at most max, each within the input.
+func (d *stateDecoder) names(view string, max int) []string {
+	n := d.u32()
+	if d.err != nil {
 		return nil
 	}
-	if n < 0 || n > len(r.b) {
-		r.err = fmt.Errorf("%w: truncated", ErrState)
+	if uint64(n) > uint64(max) {
+		d.fail("%d column names for the %d columns of %s", n, max, view)
 		return nil
 	}
-	v := r.b[:n]
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *stateReader) u8() byte {
-	if v := r.take(1); v != nil {
-		return v[0]
+	if !d.fits(4*uint64(n), "column names") {
+		return nil
 	}
-	return 0
-}
-
-func (r *stateReader) u32() uint32 {
-	if v := r.take(4); v != nil {
-		return binary.LittleEndian.Uint32(v)
+	var names []string
+	for range n {
+		size := d.u32()
+		if !d.fits(uint64(size), "a column name") {
+			return nil
+		}
+		b := make([]byte, size)
+		if !d.read(b) {
+			return nil
+		}
+		names = append(names, string(b))
 	}
-	return 0
+	return names
 }
 
-func (r *stateReader) u64() uint64 {
-	if v := r.take(8); v != nil {
-		return binary.LittleEndian.Uint64(v)
+// finish reads the rest of the input before the checksum (after an error,
+// without keeping it) and checks the checksum: a corrupted or truncated state
+// is reported as such rather than by the first strange field it shows.
+func (d *stateDecoder) finish() error {
+	if d.err != nil && !errors.Is(d.err, ErrState) {
+		return d.err
 	}
-	return 0
+	if _, err := io.Copy(io.Discard, d); err != nil {
+		return fmt.Errorf("stream: reading a state: %w", err)
+	}
+	var tail [4]byte
+	_, err := io.ReadFull(d.r, tail[:])
+	switch {
+	case err != nil && err != io.EOF && err != io.ErrUnexpectedEOF:
+		return fmt.Errorf("stream: reading a state: %w", err)
+	case d.left > 0 || err != nil || binary.LittleEndian.Uint32(tail[:]) != d.crc:
+		return fmt.Errorf("%w: checksum mismatch (truncated or corrupted)", ErrState)
+	}
+	return d.err
 }
 
-func (r *stateReader) f64() float64 { return math.Float64frombits(r.u64()) }
-
-func (r *stateReader) bytes() []byte { return r.take(int(r.u32())) }
+// inputSize returns the number of bytes left in r when r can tell (a
+// regular file, a bytes.Reader, a bytes.Buffer, a strings.Reader), or -1.
+func inputSize(r io.Reader) int64 {
+	switch v := r.(type) {
+	case interface{ Len() int }:
+		return int64(v.Len())
+	case *os.File:
+		info, err := v.Stat()
+		if err != nil || !info.Mode().IsRegular() {
+			return -1
+		}
+		off, err := v.Seek(0, io.SeekCurrent)
+		if err != nil || off > info.Size() {
+			return -1
+		}
+		return info.Size() - off
+	}
+	return -1
+}
 
 // ReadState reads a state written by WriteState and returns the estimator it
 // describes. Truncated, corrupted or foreign input gives an error matching
-// ErrState; nothing larger than the input is allocated.
+// ErrState.
+//
+// Every size in the state is checked against the bytes the input holds
+// before anything of that size is allocated, and the accumulators are
+// decoded as they are read: from an input whose size is known (a regular
+// file, a bytes.Reader, a bytes.Buffer, a strings.Reader) ReadState allocates
+// less than twice the input's size, the accumulators' matrices (each 8·(2D)²
+// bytes for an encoding of 4·2D·(2D+1) bytes) and the column names (16 bytes
+// more per name) making most of it. Other readers (a pipe) are read whole
+// first, which adds their size. The view widths cost nothing: the feature
+// maps, 8·D·(dimX + dimY) bytes, are built only when rows are added to the
+// restored estimator.
 func ReadState(rd io.Reader) (*Estimator, error) {
-	data, err := io.ReadAll(rd)
-	if err != nil {
-		return nil, err
+	size := inputSize(rd)
+	if size < 0 {
+		data, err := io.ReadAll(rd)
+		if err != nil {
+			return nil, fmt.Errorf("stream: reading a state: %w", err)
+		}
+		rd, size = bytes.NewReader(data), int64(len(data))
 	}
-	if len(data) < len(stateMagic)+2 || string(data[:len(stateMagic)]) != stateMagic {
+	var head [len(stateMagic) + 2]byte
+	if n, _ := io.ReadFull(rd, head[:min(size, int64(len(head)))]); n < len(stateMagic) || string(head[:len(stateMagic)]) != stateMagic {
 		return nil, fmt.Errorf("%w: not a dime state (bad magic)", ErrState)
 	}
-	if v := data[len(stateMagic)]; v != stateVersion {
-		return nil, fmt.Errorf("%w: version %d, this build reads version %d", ErrState, v, stateVersion)
+	if size < int64(len(head))+stateHeaderSize+4 {
+		return nil, fmt.Errorf("%w: truncated: %d bytes", ErrState, size)
 	}
-	if len(data) < len(stateMagic)+2+4 {
-		return nil, fmt.Errorf("%w: truncated", ErrState)
+	if v := head[len(stateMagic)]; v != stateVersion {
+		return nil, fmt.Errorf("%w: version %d, this build reads version %d (save the state again with this build)", ErrState, v, stateVersion)
 	}
-	body := data[:len(data)-4]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(body):]) {
-		return nil, fmt.Errorf("%w: checksum mismatch (truncated or corrupted)", ErrState)
+	flags := head[len(stateMagic)+1]
+	d := &stateDecoder{r: rd, left: size - int64(len(head)) - 4, crc: crc32.Update(0, castagnoli, head[:])}
+	e := d.decode(flags)
+	if err := d.finish(); err != nil {
+		return nil, err
 	}
-	r := &stateReader{b: body[len(stateMagic)+2:]}
-	var c Config
-	c.Kernel, c.Variant = exact.Kernel(r.u8()), rff.Variant(r.u8())
-	c.SkipAnalytic = r.u8() == 1
-	c.BandwidthX.Rule, c.BandwidthY.Rule = exact.BandwidthRule(r.u8()), exact.BandwidthRule(r.u8())
-	c.SkipNormalized = r.u8() == 1
-	r.take(2)
-	c.Features, c.Permutations = int(r.u32()), int(r.u32())
-	dimX, dimY := int(r.u32()), int(r.u32())
-	c.Groups = int(r.u32())
-	c.ShuffleRows, c.PilotRows, c.Seed = int(r.u64()), int(r.u64()), r.u64()
-	rows, skipped, chunks := int64(r.u64()), int64(r.u64()), int64(r.u64())
-	c.Alpha, c.BandwidthX.Sigma, c.BandwidthY.Sigma = r.f64(), r.f64(), r.f64()
-	sigmaX, sigmaY := r.f64(), r.f64()
-	for _, names := range []*[]string{&c.XColumns, &c.YColumns} {
-		n := r.u32()
-		if n > maxStateNames || int(n) > len(r.b)/4 {
-			return nil, fmt.Errorf("%w: %d column names", ErrState, n)
-		}
-		for i := uint32(0); i < n && r.err == nil; i++ {
-			*names = append(*names, string(r.bytes()))
-		}
-	}
-	haveLastY := r.u8() == 1
-	if r.err != nil {
-		return nil, r.err
-	}
-	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: settings: %v", ErrState, err)
-	}
-	if rows < 0 || skipped < 0 || chunks < 0 {
-		return nil, fmt.Errorf("%w: negative row or chunk counts", ErrState)
-	}
-	// The accumulators take at least 8·p(p+1)/2 bytes each (p = 2D): check
-	// before New allocates buffers of the size the settings claim.
-	p := uint64(2 * c.Features)
-	perGroup := uint64(3)
-	if !c.SkipNormalized {
-		perGroup = 7
-	}
-	count := perGroup*uint64(c.groups()) + uint64(c.Permutations)
-	if need := count*8*p*(p+1)/2 + 8*p; need > uint64(len(r.b)) {
-		return nil, fmt.Errorf("%w: truncated: %d bytes left, the accumulators need %d", ErrState, len(r.b), need)
-	}
-	e, err := New(dimX, dimY, withBandwidths(c, sigmaX, sigmaY))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrState, err)
-	}
-	e.cfg = c // keep the rules as they were, not the explicit values used to start
-	e.haveLastY = haveLastY
-	for i := range e.lastY {
-		e.lastY[i] = r.f64()
-	}
-	for _, a := range e.accumulators() {
-		want := a.Description()
-		if err := a.UnmarshalBinary(r.bytes()); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrState, err)
-		}
-		if a.Description() != want {
-			return nil, fmt.Errorf("%w: accumulator %v#%d does not belong to these settings", ErrState, want.Part, want.Index)
-		}
-	}
-	for _, m := range e.means {
-		want := m.Description()
-		if err := m.UnmarshalBinary(r.bytes()); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrState, err)
-		}
-		if m.Description() != want {
-			return nil, fmt.Errorf("%w: mean %v#%d does not belong to these settings", ErrState, want.Part, want.Index)
-		}
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	if len(r.b) != 0 {
-		return nil, fmt.Errorf("%w: %d bytes of trailing data", ErrState, len(r.b))
-	}
-	e.rows, e.skipped, e.chunks = rows, skipped, chunks
 	return e, nil
+}
+
+// decode reads the fields after the magic and version. It returns nil when
+// the decoder has failed.
+func (d *stateDecoder) decode(flags byte) *Estimator {
+	if flags&^stateFlagTruncated != 0 {
+		d.fail("unknown flags %#x", flags)
+		return nil
+	}
+	var c Config
+	c.Kernel, c.Variant = exact.Kernel(d.u8()), rff.Variant(d.u8())
+	skip := d.u8()
+	c.SkipAnalytic = skip == 1
+	c.BandwidthX.Rule, c.BandwidthY.Rule = exact.BandwidthRule(d.u8()), exact.BandwidthRule(d.u8())
+	skipNormalized := d.u8()
+	c.SkipNormalized = skipNormalized == 1
+	var reserved [2]byte
+	d.read(reserved[:])
+	features, perms, dimX, dimY, groups := d.u32(), d.u32(), d.u32(), d.u32(), d.u32()
+	shuffle, pilot, seed, rows, skipped, chunks := d.u64(), d.u64(), d.u64(), d.u64(), d.u64(), d.u64()
+	c.Alpha, c.BandwidthX.Sigma, c.BandwidthY.Sigma = d.f64(), d.f64(), d.f64()
+	sigmaX, sigmaY := d.f64(), d.f64()
+	c.HalfLife = d.f64()
+	if d.err != nil {
+		return nil
+	}
+	// Range checks before any conversion to int: a uint64 above MaxInt64
+	// must not wrap around to a valid-looking negative or small value.
+	switch {
+	case skip > 1 || skipNormalized > 1 || reserved != [2]byte{}:
+		d.fail("reserved bytes are not zero")
+	case uint64(groups) > MaxGroups:
+		d.fail("%d groups, want at most %d", groups, MaxGroups)
+	case uint64(features) > rff.MaxFeatures || uint64(perms) > MaxPermutations:
+		d.fail("%d features and %d permutations, want at most %d and %d", features, perms, rff.MaxFeatures, MaxPermutations)
+	case uint64(dimX) > rff.MaxInputDim || uint64(dimY) > rff.MaxInputDim:
+		d.fail("views of %d and %d columns, want at most %d", dimX, dimY, rff.MaxInputDim)
+	case shuffle > MaxShuffleRows || pilot > MaxPilotRows:
+		d.fail("shuffle buffer of %d rows and pilot of %d rows, want at most %d and %d", shuffle, pilot, MaxShuffleRows, MaxPilotRows)
+	case rows > math.MaxInt64 || skipped > math.MaxInt64 || chunks > math.MaxInt64:
+		d.fail("row and chunk counts %d, %d and %d out of range", rows, skipped, chunks)
+	}
+	if d.err != nil {
+		return nil
+	}
+	c.Features, c.Permutations, c.Groups = int(features), int(perms), int(groups)
+	c.ShuffleRows, c.PilotRows, c.Seed = int(shuffle), int(pilot), seed
+	if err := c.Validate(); err != nil {
+		d.fail("settings: %v", err)
+		return nil
+	}
+	spec := c.pairSpec(int(dimX), int(dimY), sigmaX, sigmaY)
+	if err := spec.Validate(); err != nil {
+		d.fail("feature maps: %v", err)
+		return nil
+	}
+
+	// Shard ids.
+	shards := shardSet{truncated: flags&stateFlagTruncated != 0}
+	k := d.u32()
+	if d.err == nil && (k < 1 || k > MaxShards) {
+		d.fail("%d shard ids, want 1 to %d", k, MaxShards)
+	}
+	if !d.fits(16*uint64(k), "shard ids") {
+		return nil
+	}
+	shards.ids = make([]ShardID, k)
+	for i := range shards.ids {
+		d.read(shards.ids[i][:])
+	}
+	if d.err == nil && !shards.valid() {
+		d.fail("shard ids are not sorted and distinct")
+	}
+	c.XColumns = d.names("X", int(dimX))
+	c.YColumns = d.names("Y", int(dimY))
+	haveLastY := d.u8()
+	if d.err == nil && haveLastY > 1 {
+		d.fail("last-row flag is %d", haveLastY)
+	}
+
+	// The last row's Y features, the accumulators and the means: check that
+	// the input holds them all before allocating any.
+	p := 2 * uint64(features)
+	accDescs, meanDescs := layout(c, spec)
+	A, M := uint64(len(accDescs)), uint64(len(meanDescs))
+	accSize := uint64(covariance.EncodedSize(int(features)))
+	meanSize := uint64(covariance.MeanEncodedSize(int(features)))
+	if !d.fits(8*p+4+A*(4+accSize)+4+M*(4+meanSize), fmt.Sprintf("%d accumulators and %d means of %d features", A, M, p)) {
+		return nil
+	}
+	e := newEstimator(int(dimX), int(dimY), c)
+	if err := checkViews(e.dimX, e.dimY, c); err != nil {
+		d.fail("%v", err)
+		return nil
+	}
+	lastY := make([]float64, p)
+	for i := range lastY {
+		lastY[i] = d.f64()
+		if d.err == nil && (math.IsNaN(lastY[i]) || math.IsInf(lastY[i], 0)) {
+			d.fail("Y features of the last row: value %v", lastY[i])
+		}
+	}
+	if n := d.u32(); d.err == nil && uint64(n) != A {
+		d.fail("%d accumulators, want %d", n, A)
+	}
+	accs := make([]*covariance.Accumulator, A)
+	for i := range accs {
+		if n := d.u32(); d.err == nil && uint64(n) != accSize {
+			d.fail("accumulator %d: %d bytes, want %d", i, n, accSize)
+		}
+		if d.err != nil {
+			return nil
+		}
+		accs[i] = new(covariance.Accumulator)
+		if err := accs[i].DecodeFrom(d, int64(accSize)); err != nil {
+			if errors.Is(err, covariance.ErrFormat) {
+				d.fail("accumulator %d: %v", i, err)
+			} else if d.err == nil {
+				d.err = err // the input's own error
+			}
+			return nil
+		}
+		if want := accDescs[i]; accs[i].Description() != want {
+			d.fail("accumulator %v#%d does not belong to these settings", want.Part, want.Index)
+			return nil
+		}
+	}
+	if n := d.u32(); d.err == nil && uint64(n) != M {
+		d.fail("%d means, want %d", n, M)
+	}
+	means := make([]*covariance.Mean, M)
+	buf := make([]byte, meanSize)
+	for i := range means {
+		if n := d.u32(); d.err == nil && uint64(n) != meanSize {
+			d.fail("mean %d: %d bytes, want %d", i, n, meanSize)
+		}
+		if !d.read(buf) {
+			return nil
+		}
+		means[i] = new(covariance.Mean)
+		if err := means[i].UnmarshalBinary(buf); err != nil {
+			d.fail("mean %d: %v", i, err)
+			return nil
+		}
+		if want := meanDescs[i]; means[i].Description() != want {
+			d.fail("mean %v#%d does not belong to these settings", want.Part, want.Index)
+			return nil
+		}
+	}
+	if err := checkWeights(c, accs, means, int64(rows)); err != nil {
+		d.fail("%v", err)
+		return nil
+	}
+	e.setAccumulators(spec, sigmaX, sigmaY, accs, means)
+	e.lastY = lastY
+	e.haveLastY = haveLastY == 1
+	e.shards = shards
+	e.rows, e.skipped, e.chunks = int64(rows), int64(skipped), int64(chunks)
+	return e
+}
+
+// checkWeights checks the weights of the accumulators and means (in the
+// order of layout) against the row count: the groups' joints hold every row
+// once (their weights sum to rows, or less with a half-life), each group's
+// X, Y and means weigh what its joint weighs, and every other accumulator
+// (copies, self joints, permuted) at most every row.
+func checkWeights(c Config, accs []*covariance.Accumulator, means []*covariance.Mean, rows int64) error {
+	n := float64(rows)
+	hi := n * (1 + 1e-12)
+	var total float64
+	for _, a := range accs {
+		if w := a.Weight(); w > hi {
+			desc := a.Description()
+			return fmt.Errorf("accumulator %v#%d has a weight of %v for %d rows", desc.Part, desc.Index, w, rows)
+		}
+	}
+	per := 3
+	if !c.SkipNormalized {
+		per = 7
+	}
+	for k := range c.groups() {
+		g := accs[k*per : k*per+3]
+		w := g[2].Weight()
+		total += w
+		for _, other := range []float64{g[0].Weight(), g[1].Weight(), means[3*k].Weight(), means[3*k+1].Weight(), means[3*k+2].Weight()} {
+			if math.Abs(other-w) > 1e-12*max(n, 1) {
+				return fmt.Errorf("group %d: the X, Y and joint accumulators and means weigh %v and %v", k, other, w)
+			}
+		}
+	}
+	lo := n * (1 - 1e-12)
+	if c.HalfLife > 0 {
+		lo = 0
+	}
+	if total < lo || total > hi {
+		return fmt.Errorf("the groups weigh %v for %d rows", total, rows)
+	}
+	return nil
 }
 
 // withBandwidths returns c with the resolved bandwidths as explicit rules.
@@ -271,10 +562,13 @@ func withBandwidths(c Config, sigmaX, sigmaY float64) Config {
 // ReadState) to e. Both must have resolved the same bandwidths and share
 // every setting that shapes the accumulators (kernel, variant, features,
 // permutations, seed, widths, column names) and alpha; otherwise the error
-// matches ErrIncompatible and e is unchanged. Rows waiting in either shuffle
-// buffer are flushed first. What merges is exact: the accumulators of the
-// union of the rows, as if one estimator had seen both shards' scopes, group
-// by group (the groups of the jackknife merge pairwise).
+// matches ErrIncompatible and e is unchanged. Estimators that share a shard
+// id (ShardID) hold the same rows: their merge is refused with an error
+// matching ErrOverlap, as is one whose row counts would overflow. Rows
+// waiting in either shuffle buffer are flushed first. What merges is exact:
+// the accumulators of the union of the rows, as if one estimator had seen
+// both shards' scopes, group by group (the groups of the jackknife merge
+// pairwise); e then holds the shard ids of both.
 func (e *Estimator) Merge(other *Estimator) error {
 	if err := e.Flush(); err != nil {
 		return err
@@ -302,11 +596,21 @@ func (e *Estimator) Merge(other *Estimator) error {
 	case e.sigmaX != other.sigmaX || e.sigmaY != other.sigmaY:
 		return fmt.Errorf("%w: bandwidths %v, %v vs %v, %v (data-dependent rules give each shard its own: give sigma explicitly to shards that will be merged)",
 			ErrIncompatible, e.sigmaX, e.sigmaY, other.sigmaX, other.sigmaY)
+	case e.rows > math.MaxInt64-other.rows || e.skipped > math.MaxInt64-other.skipped || e.chunks > math.MaxInt64-other.chunks:
+		return fmt.Errorf("%w: row counts overflow (%d + %d rows, %d + %d skipped)", ErrIncompatible, e.rows, other.rows, e.skipped, other.skipped)
+	}
+	if id, ok := e.shards.common(other.shards); ok {
+		return overlapError{fmt.Sprintf("%v: both hold the rows of shard %v, which would count twice (a state merged twice, or with a merge that contains it)", ErrOverlap, id)}
 	}
 	// Check every pair before changing anything.
 	mine, theirs := e.accumulators(), other.accumulators()
 	for i := range mine {
 		if mine[i].Description() != theirs[i].Description() {
+			return fmt.Errorf("%w: feature maps differ (kernel, variant, features or seed)", ErrIncompatible)
+		}
+	}
+	for i, m := range e.means {
+		if m.Description() != other.means[i].Description() {
 			return fmt.Errorf("%w: feature maps differ (kernel, variant, features or seed)", ErrIncompatible)
 		}
 	}
@@ -323,8 +627,13 @@ func (e *Estimator) Merge(other *Estimator) error {
 	e.chunks += other.chunks
 	e.rows += other.rows
 	e.skipped += other.skipped
+	e.shards = e.shards.union(other.shards)
 	return nil
 }
+
+// accumulators returns every accumulator in the order of layout (nil before
+// the estimator has started).
+func (e *Estimator) accumulators() []*covariance.Accumulator { return e.accs }
 
 // MarshalBinary returns the state as WriteState writes it.
 func (e *Estimator) MarshalBinary() ([]byte, error) {

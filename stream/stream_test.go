@@ -350,7 +350,7 @@ func TestEstimateMatricesModes(t *testing.T) {
 	}
 	// The same estimate through accumulators: add the rows in two halves.
 	e, _ := New(2, 2, cfg)
-	pair := e.pair
+	pair, _ := e.featureMaps()
 	xd, yd := x.RawMatrix().Data, y.RawMatrix().Data
 	px, _ := pair.X.Transform(nil, xd, 100)
 	py, _ := pair.Y.Transform(nil, yd, 100)

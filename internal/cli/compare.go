@@ -36,7 +36,7 @@ func runCompare(e *env, args []string) error {
 	sf.register(fs, 1024, "rows of the sample both estimators see")
 	featureList := fs.String("features", "64,256,1024", "comma-separated numbers D of RFF frequencies")
 	variantName := fs.String("variant", "plain", "RFF frequencies: plain or orthogonal")
-	plotPath := fs.String("plot", "", "draw |RFF − exact| against D on log-log axes to this .png or .svg file")
+	plotPath := fs.String("plot", "", "draw |RFF − exact| against D on log-log axes to this .png or .svg file (- for a PNG on stdout)")
 	path, xcols, ycols, ecfg, err := sf.parse(fs, "compare", args)
 	if err != nil {
 		return err
@@ -61,6 +61,10 @@ func runCompare(e *env, args []string) error {
 		return usagef("--variant orthogonal needs --kernel gaussian")
 	}
 	if err := checkPlotPath(*plotPath); err != nil {
+		return err
+	}
+	plotOut, err := newOutput(e, "--plot", *plotPath, sf.force, path)
+	if err != nil {
 		return err
 	}
 	start := time.Now()
@@ -94,8 +98,12 @@ func runCompare(e *env, args []string) error {
 		rep.ShuffleRows = nil
 		out.RFF = append(out.RFF, rep)
 	}
-	if *plotPath != "" {
-		if err := plotCompare(*plotPath, out); err != nil {
+	if plotOut != nil {
+		canvas, err := plotCompare(*plotPath, out)
+		if err != nil {
+			return err
+		}
+		if err := plotOut.write(writerTo(canvas)); err != nil {
 			return err
 		}
 	}

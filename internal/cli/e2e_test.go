@@ -48,7 +48,15 @@ func TestMain(m *testing.M) {
 // runBinary runs the built command.
 func runBinary(t *testing.T, stdin []byte, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runBinaryIn(t, "", stdin, args...)
+}
+
+// runBinaryIn runs the built command in the working directory dir ("" for
+// the test's).
+func runBinaryIn(t *testing.T, dir string, stdin []byte, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	cmd := exec.Command(dimeBinary, args...)
+	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"io"
 	"math"
 
 	dimeio "github.com/dime-project/dime/io"
@@ -20,6 +21,7 @@ func runGen(e *env, args []string) error {
 	out := fs.String("out", "", "output file: .parquet, .arrow (IPC file), .arrows (IPC stream) or .csv; - for an IPC stream on stdout")
 	format := fs.String("format", "", "output format (default: from the extension)")
 	progressMode := fs.String("progress", "auto", "progress on stderr: auto, always or never")
+	force := fs.Bool("force", false, "let --out write through a symbolic link, FIFO or device (as the shell's > would)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -59,44 +61,62 @@ func runGen(e *env, args []string) error {
 			return usagef("--format %q: want parquet, ipc-file, ipc-stream or csv", *format)
 		}
 	}
-	columns := append(dimeio.ColumnNames("x", *dim), dimeio.ColumnNames("y", *dim)...)
-	var w *dimeio.TableWriter
-	if *out == "-" {
-		if f == dimeio.Auto {
-			f = dimeio.IPCStream
+	switch {
+	case f != dimeio.Auto:
+	case *out == "-":
+		f = dimeio.IPCStream
+	default:
+		if f, err = dimeio.FormatFromPath(*out); err != nil {
+			return usagef("--out %s: cannot tell the format from the extension (want .parquet, .arrow, .arrows or .csv); give --format", *out)
 		}
-		w, err = dimeio.NewTableWriter(e.stdout, f, columns, dimeio.WriterOptions{})
-	} else {
-		w, err = dimeio.Create(*out, f, columns, dimeio.WriterOptions{})
 	}
+	dst, err := newOutput(e, "--out", *out, *force)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
+	columns := append(dimeio.ColumnNames("x", *dim), dimeio.ColumnNames("y", *dim)...)
+	p := newProgress(e, *progressMode, "gen", *rows)
+	err = dst.write(func(sink io.Writer) error {
+		w, err := dimeio.NewTableWriter(sink, f, columns, dimeio.WriterOptions{})
+		if err != nil {
+			return usageError{err}
+		}
+		err = genRows(src, w, *dim, *rows, p)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", *out, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	p.done()
+	if *out != "-" {
+		fmt.Fprintf(e.stderr, "wrote %d rows of %v data (%d columns per view) to %s\n", *rows, kind, *dim, *out)
+	}
+	return nil
+}
+
+// genRows writes n rows of the stream to w, counting in p.
+func genRows(src *synth.Stream, w *dimeio.TableWriter, d int, n int64, p *progress) error {
 	const block = 4096
-	d := *dim
 	x, y := make([]float64, block*d), make([]float64, block*d)
 	table := make([]float64, block*2*d)
-	p := newProgress(e, *progressMode, "gen", *rows)
-	for done := int64(0); done < *rows; {
-		b := int(min(int64(block), *rows-done))
+	for done := int64(0); done < n; {
+		b := int(min(int64(block), n-done))
 		src.Fill(x[:b*d], y[:b*d])
 		for i := 0; i < b; i++ {
 			copy(table[i*2*d:], x[i*d:(i+1)*d])
 			copy(table[i*2*d+d:], y[i*d:(i+1)*d])
 		}
 		if err := w.Write(table[:b*2*d], b); err != nil {
-			w.Close()
-			return fmt.Errorf("writing %s: %w", *out, err)
+			return err
 		}
 		done += int64(b)
 		p.update(done)
-	}
-	p.done()
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", *out, err)
-	}
-	if *out != "-" {
-		fmt.Fprintf(e.stderr, "wrote %d rows of %v data (%d columns per view) to %s\n", *rows, kind, d, *out)
 	}
 	return nil
 }

@@ -161,7 +161,7 @@ func (f *sampleFlags) register(fs *flagSet, defaultN int, help string) {
 	f.est.register(fs)
 	f.in.register(fs)
 	fs.IntVar(&f.n, "sample", defaultN, help)
-	fs.BoolVar(&f.force, "force", false, "allow --sample above 8192 (O(n³) time, 8n² bytes per matrix)")
+	fs.BoolVar(&f.force, "force", false, "allow --sample above 8192 (O(n³) time, 8n² bytes per matrix), and let --plot write through a symbolic link, FIFO or device")
 }
 
 // parse parses the command line and checks everything the sample commands

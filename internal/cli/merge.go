@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -12,7 +11,8 @@ import (
 
 func runMerge(e *env, args []string) error {
 	fs := newFlagSet(e, "merge", "STATE... [flags]")
-	save := fs.String("save-state", "", "write the merged state to this file")
+	save := fs.String("save-state", "", "write the merged state to this file (- for stdout; the report then goes to stderr)")
+	force := fs.Bool("force", false, "let --save-state write through a symbolic link, FIFO or device (as the shell's > would)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -20,6 +20,10 @@ func runMerge(e *env, args []string) error {
 	}
 	if len(pos) == 0 {
 		return usagef("merge needs at least one state file (written by score --save-state)")
+	}
+	out, err := newOutput(e, "--save-state", *save, *force, pos...)
+	if err != nil {
+		return err
 	}
 	start := time.Now()
 	var total *stream.Estimator
@@ -36,13 +40,13 @@ func runMerge(e *env, args []string) error {
 			return usagef("%s: %v", path, err)
 		}
 	}
-	if *save != "" {
-		if err := writeStateFile(*save, total); err != nil {
-			return err
-		}
-	}
+	// Every state is read and merged, and the result computed, before
+	// anything is written.
 	r, err := total.Result()
 	if err != nil {
+		return err
+	}
+	if err := out.write(total.WriteState); err != nil {
 		return err
 	}
 	rep := rffReport(r, time.Since(start))
@@ -66,50 +70,4 @@ func readStateFile(path string) (*stream.Estimator, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return est, nil
-}
-
-// writeStateFile writes an estimator's state to path atomically: to a
-// temporary file in the same directory, renamed into place when complete.
-func writeStateFile(path string, est *stream.Estimator) error {
-	tmp, err := os.CreateTemp(dirOf(path), ".dime-state-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := est.WriteState(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
-func dirOf(path string) string {
-	for i := len(path) - 1; i >= 0; i-- {
-		if os.IsPathSeparator(path[i]) {
-			return path[:i+1]
-		}
-	}
-	return "."
-}
-
-// writeFile writes what w writes to path atomically, as writeStateFile does.
-func writeFile(path string, w interface {
-	WriteTo(io.Writer) (int64, error)
-}) error {
-	tmp, err := os.CreateTemp(dirOf(path), ".dime-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := w.WriteTo(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

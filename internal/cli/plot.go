@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"strings"
@@ -15,21 +16,23 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// checkPlotPath refuses a plot file whose format the commands cannot write.
+// checkPlotPath refuses a plot file whose format the commands cannot write
+// ("-" is a PNG on stdout).
 func checkPlotPath(path string) error {
-	if path == "" {
+	if path == "" || path == "-" {
 		return nil
 	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".png", ".svg":
 		return nil
 	}
-	return usagef("--plot %q: want a .png or .svg file", path)
+	return usagef("--plot %q: want a .png or .svg file, or - for a PNG on stdout", path)
 }
 
 // plotCompare draws |rff − exact| against D, log-log, one line per quantity,
-// with a c/√D guide through the first point of the joint entropy.
-func plotCompare(path string, out compareOutput) error {
+// with a c/√D guide through the first point of the joint entropy, for a file
+// of path's format.
+func plotCompare(path string, out compareOutput) (io.WriterTo, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("RFF vs exact on %d rows", out.Exact.Rows)
 	p.X.Label.Text = "D (random frequencies)"
@@ -57,22 +60,22 @@ func plotCompare(path string, out compareOutput) error {
 		}
 		l, err := plotter.NewLine(guide)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		p.Add(l)
 		p.Legend.Add("c/√D", l)
 	}
 	if err := plotutil.AddLinePoints(p, lines...); err != nil {
-		return err
+		return nil, err
 	}
 	p.Legend.Top = true
-	return savePlots(path, 6*vg.Inch, 4.5*vg.Inch, p)
+	return drawPlots(path, 6*vg.Inch, 4.5*vg.Inch, p)
 }
 
 // plotSweep draws DiME (top) and MI_α (bottom) against σ of X on a log axis,
-// with the σ that auto picks marked.
-func plotSweep(path string, out sweepOutput) error {
+// with the σ that auto picks marked, for a file of path's format.
+func plotSweep(path string, out sweepOutput) (io.WriterTo, error) {
 	dime, mi := plot.New(), plot.New()
 	dime.Title.Text = fmt.Sprintf("DiME and MI against the bandwidth (%d rows)", out.Rows)
 	for _, p := range []*plot.Plot{dime, mi} {
@@ -88,21 +91,21 @@ func plotSweep(path string, out sweepOutput) error {
 		mp = append(mp, plotter.XY{X: pt.SigmaX, Y: finite(float64(pt.MI))})
 	}
 	if err := plotutil.AddLinePoints(dime, "DiME", dp); err != nil {
-		return err
+		return nil, err
 	}
 	if err := plotutil.AddLinePoints(mi, "MI_alpha", mp); err != nil {
-		return err
+		return nil, err
 	}
 	for i, p := range []*plot.Plot{dime, mi} {
 		p.Legend.Top = true
 		mark, err := autoMarker(out.AutoSigmaX, []plotter.XYs{dp, mp}[i])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		p.Add(mark)
 	}
 	dime.Legend.Add(fmt.Sprintf("auto: sigma %.3g", out.AutoSigmaX), autoLineStyle())
-	return savePlots(path, 6*vg.Inch, 7*vg.Inch, dime, mi)
+	return drawPlots(path, 6*vg.Inch, 7*vg.Inch, dime, mi)
 }
 
 func finite(v float64) float64 {
@@ -129,8 +132,9 @@ func autoLineStyle() *plotter.Line {
 	return l
 }
 
-// savePlots writes plots stacked vertically to a .png or .svg file.
-func savePlots(path string, w, h vg.Length, plots ...*plot.Plot) error {
+// drawPlots draws plots stacked vertically on a canvas of path's format: SVG
+// for .svg, PNG otherwise.
+func drawPlots(path string, w, h vg.Length, plots ...*plot.Plot) (io.WriterTo, error) {
 	var canvas interface {
 		vg.CanvasWriterTo
 	}
@@ -150,5 +154,5 @@ func savePlots(path string, w, h vg.Length, plots ...*plot.Plot) error {
 	for i, p := range plots {
 		p.Draw(canvases[i][0])
 	}
-	return writeFile(path, canvas)
+	return canvas, nil
 }

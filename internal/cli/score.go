@@ -16,13 +16,18 @@ func runScore(e *env, args []string) error {
 	ef.registerRFF(fs)
 	var in inputFlags
 	in.register(fs)
-	save := fs.String("save-state", "", "save the estimator's state to this file (combine shards with dime merge)")
+	save := fs.String("save-state", "", "save the estimator's state to this file (combine shards with dime merge; - for stdout, the report then goes to stderr)")
+	force := fs.Bool("force", false, "let --save-state write through a symbolic link, FIFO or device (as the shell's > would)")
 	pilot := fs.Int("pilot-rows", stream.DefaultPilotRows, "rows held back to choose median or auto bandwidths")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	path, err := onePath("score", pos)
+	if err != nil {
+		return err
+	}
+	out, err := newOutput(e, "--save-state", *save, *force, path)
 	if err != nil {
 		return err
 	}
@@ -81,10 +86,8 @@ func runScore(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *save != "" {
-		if err := writeStateFile(*save, est); err != nil {
-			return err
-		}
+	if err := out.write(est.WriteState); err != nil {
+		return err
 	}
 	rep := rffReport(res, time.Since(start))
 	rep.Input = path

@@ -38,12 +38,16 @@ func runSweep(e *env, args []string) error {
 	fs := newFlagSet(e, "sweep", "FILE --x COLS --y COLS [flags]")
 	var sf sampleFlags
 	sf.register(fs, exact.AutoSampleRows, "rows of the sample (each point costs P+3 eigenproblems of this size)")
-	plotPath := fs.String("plot", "", "draw DiME and MI against sigma to this .png or .svg file")
+	plotPath := fs.String("plot", "", "draw DiME and MI against sigma to this .png or .svg file (- for a PNG on stdout)")
 	path, xcols, ycols, cfg, err := sf.parse(fs, "sweep", args)
 	if err != nil {
 		return err
 	}
 	if err := checkPlotPath(*plotPath); err != nil {
+		return err
+	}
+	plotOut, err := newOutput(e, "--plot", *plotPath, sf.force, path)
+	if err != nil {
 		return err
 	}
 	// Sweep every view whose rule is auto, both when none is (the default
@@ -69,8 +73,12 @@ func runSweep(e *env, args []string) error {
 			EntropyXY: number(r.EntropyJoint), Auto: i == best})
 	}
 	out.ElapsedSeconds = time.Since(start).Seconds()
-	if *plotPath != "" {
-		if err := plotSweep(*plotPath, out); err != nil {
+	if plotOut != nil {
+		canvas, err := plotSweep(*plotPath, out)
+		if err != nil {
+			return err
+		}
+		if err := plotOut.write(writerTo(canvas)); err != nil {
 			return err
 		}
 	}

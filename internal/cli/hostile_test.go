@@ -1,0 +1,242 @@
+package cli
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dime-project/dime/stream"
+	"github.com/dime-project/dime/synth"
+)
+
+// hostileCase is one run of the dime binary on hostile input (issue 13):
+// its exit status, words its one-line message must contain, and the files it
+// may create in the fixture directory (every other file must be left as it
+// was: nothing clobbered, nothing half-written, no temporary left behind).
+type hostileCase struct {
+	name    string
+	args    []string
+	stdin   []byte
+	code    int
+	want    []string
+	creates []string // names in the fixture directory the run may create
+}
+
+// snapshot maps the names of a directory (recursively) to their kind, mode
+// and content hash.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		info, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		desc := info.Mode().String()
+		if info.Mode().IsRegular() {
+			b, _ := os.ReadFile(p)
+			desc += fmt.Sprintf(" %x", sha256.Sum256(b))
+		}
+		rel, _ := filepath.Rel(dir, p)
+		m[rel] = desc
+		return nil
+	})
+	return m
+}
+
+// diffSnapshots lists what changed between two snapshots, ignoring allowed.
+func diffSnapshots(before, after map[string]string, allowed []string) []string {
+	var diffs []string
+	for name, a := range after {
+		if b, ok := before[name]; !ok && !contains(allowed, name) {
+			diffs = append(diffs, "created "+name)
+		} else if ok && a != b {
+			diffs = append(diffs, "changed "+name)
+		}
+	}
+	for name := range before {
+		if _, ok := after[name]; !ok {
+			diffs = append(diffs, "removed "+name)
+		}
+	}
+	sort.Strings(diffs)
+	return diffs
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// runHostile runs the cases in the fixture directory dir (the binary's
+// working directory is dir, so that cases can use relative paths).
+func runHostile(t *testing.T, dir string, cases []hostileCase) {
+	t.Helper()
+	for _, c := range cases {
+		before := snapshot(t, dir)
+		code, out, errs := runBinaryIn(t, dir, c.stdin, c.args...)
+		after := snapshot(t, dir)
+		for _, name := range c.creates {
+			os.Remove(filepath.Join(dir, name))
+		}
+		if code != c.code {
+			t.Errorf("%s: exit %d, want %d (stderr %q)", c.name, code, c.code, errs)
+		}
+		if strings.Contains(errs, "goroutine ") || strings.Contains(errs, "panic") || strings.Contains(errs, "runtime error") {
+			t.Errorf("%s: a Go runtime message: %q", c.name, errs)
+		}
+		if c.code != 0 {
+			if out != "" {
+				t.Errorf("%s: output on stdout despite the error: %q", c.name, out)
+			}
+			if !strings.HasPrefix(errs, "dime: ") || strings.Count(errs, "\n") != 1 {
+				t.Errorf("%s: stderr is not one line starting \"dime: \": %q", c.name, errs)
+			}
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errs, w) {
+				t.Errorf("%s: stderr %q does not mention %q", c.name, errs, w)
+			}
+		}
+		if d := diffSnapshots(before, after, c.creates); len(d) > 0 {
+			t.Errorf("%s: files changed: %v", c.name, d)
+		}
+	}
+}
+
+// TestHostileOutputs: outputs that never clobber (issue 13, items 1, 4 and
+// 10). Before, --save-state replaced a symlink, a FIFO and /dev/full with a
+// regular file and destroyed an input, merge left an unreadable file behind
+// when an input was bad, an unwritable directory was reported by the name of
+// the temporary, and states and plots were created 0600.
+func TestHostileOutputs(t *testing.T) {
+	dir := t.TempDir()
+	spec := synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 1}
+	writeData(t, filepath.Join(dir, "data.csv"), spec, 3000)
+	cfg := stream.DefaultConfig()
+	cfg.Features = 16
+	cfg.XColumns, cfg.YColumns = []string{"x0", "x1"}, []string{"y0", "y1"}
+	writeShardState(t, filepath.Join(dir, "a.state"), spec, 2000, cfg)
+	writeShardState(t, filepath.Join(dir, "b.state"), synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 2}, 2000, cfg)
+	writeShardState(t, filepath.Join(dir, "one-row.state"), spec, 1, cfg)
+	os.WriteFile(filepath.Join(dir, "garbage.state"), []byte("not a state at all"), 0o644)
+	os.Symlink("a.state", filepath.Join(dir, "link.state"))
+	os.Symlink("data.csv", filepath.Join(dir, "data-link.csv"))
+	for _, name := range []string{"fifo", "fifo.png"} {
+		if err := syscall.Mkfifo(filepath.Join(dir, name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+	full := fullDevice(t, dir)
+
+	score := func(extra ...string) []string {
+		return append([]string{"score", "data.csv", "--x", "x0,x1", "--y", "y0,y1", "--features", "16"}, extra...)
+	}
+	refused := "which dime does not replace; use --force to write through it, or - for standard output"
+	runHostile(t, dir, []hostileCase{
+		{name: "state onto a symlink", args: score("--save-state", "link.state"), code: 2, want: []string{"--save-state link.state: is a symbolic link, " + refused}},
+		{name: "state onto a FIFO", args: score("--save-state", "fifo"), code: 2, want: []string{"--save-state fifo: is a FIFO (named pipe), " + refused}},
+		{name: "state onto /dev/full", args: score("--save-state", full), code: 2, want: []string{"--save-state " + full + ": is a character device"}},
+		{name: "state onto the input", args: score("--save-state", "data.csv"), code: 2, want: []string{"--save-state data.csv: is an input of this command"}},
+		{name: "state onto a link to the input", args: score("--save-state", "data-link.csv", "--force"), code: 2, want: []string{"is the same file as the input data.csv"}},
+		{name: "state onto a directory", args: score("--save-state", "sub"), code: 2, want: []string{"--save-state sub: is a directory"}},
+		{name: "state in a missing directory", args: score("--save-state", "nowhere/x.state"), code: 2, want: []string{"--save-state nowhere/x.state: no directory nowhere"}},
+		{name: "state onto /dev/full, forced", args: score("--save-state", full, "--force"), code: 1, want: []string{"--save-state " + full + ": writing the output: no space left on device"}},
+		{name: "merge with a bad input", args: []string{"merge", "a.state", "garbage.state", "--save-state", "ab.state"}, code: 2, want: []string{"garbage.state"}},
+		{name: "merge a state of one row", args: []string{"merge", "one-row.state", "--save-state", "one.state"}, code: 2, want: []string{"1 rows, want at least 2"}},
+		{name: "merge a state twice", args: []string{"merge", "a.state", "a.state", "--save-state", "ab.state"}, code: 2, want: []string{"a.state: stream: overlapping states", "count twice"}},
+		{name: "merge onto an input", args: []string{"merge", "a.state", "b.state", "--save-state", "b.state"}, code: 2, want: []string{"--save-state b.state: is an input"}},
+		{name: "merge onto a link to an input", args: []string{"merge", "a.state", "b.state", "--save-state", "link.state"}, code: 2, want: []string{"--save-state link.state: is the same file as the input a.state"}},
+		{name: "plot onto a FIFO", args: []string{"sweep", "data.csv", "--x", "x0", "--y", "y0", "--sample", "50", "--plot", "fifo.png"}, code: 2, want: []string{"--plot fifo.png: is a FIFO"}},
+		{name: "plot onto the input", args: []string{"compare", "data.csv", "--x", "x0", "--y", "y0", "--sample", "50", "--plot", "data.csv"}, code: 2, want: []string{".png"}},
+		{name: "gen onto a symlink", args: []string{"gen", "--rows", "10", "--dim", "1", "--out", "data-link.csv"}, code: 2, want: []string{"--out data-link.csv: is a symbolic link"}},
+		{name: "gen onto a directory", args: []string{"gen", "--rows", "10", "--dim", "1", "--out", "sub", "--format", "csv"}, code: 2, want: []string{"--out sub: is a directory"}},
+		{name: "merge saved", args: []string{"merge", "a.state", "b.state", "--save-state", "ab.state"}, code: 0, creates: []string{"ab.state"}},
+	})
+	if info, err := os.Stat(filepath.Join(dir, full)); err != nil || info.Mode()&fs.ModeCharDevice == 0 {
+		t.Fatalf("%s is no longer a device: %v", full, err)
+	}
+
+	// Outputs are created with the umask's permissions, like gen's.
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	for _, args := range [][]string{
+		score("--save-state", "s.state"),
+		{"sweep", "data.csv", "--x", "x0", "--y", "y0", "--sample", "50", "--plot", "s.png"},
+		{"gen", "--rows", "10", "--dim", "1", "--out", "s.csv"},
+	} {
+		if code, _, errs := runBinaryIn(t, dir, nil, args...); code != 0 {
+			t.Fatalf("%v: %s", args, errs)
+		}
+		out := args[len(args)-1]
+		if info, err := os.Stat(filepath.Join(dir, out)); err != nil || info.Mode().Perm() != 0o644 {
+			t.Errorf("%s: mode %v, want 0644 (0666 minus the umask 022): %v", out, info.Mode().Perm(), err)
+		}
+	}
+	// A forced write through a FIFO reaches its reader (as >(wc -c) would).
+	got := make(chan int)
+	go func() {
+		f, err := os.Open(filepath.Join(dir, "fifo"))
+		if err != nil {
+			got <- -1
+			return
+		}
+		b, _ := readAllFile(f)
+		got <- len(b)
+	}()
+	if code, _, errs := runBinaryIn(t, dir, nil, score("--save-state", "fifo", "--force")...); code != 0 {
+		t.Errorf("--save-state fifo --force: %s", errs)
+	}
+	if n := <-got; n < 1000 {
+		t.Errorf("the FIFO's reader got %d bytes", n)
+	}
+	// "-" puts the state on stdout and the report on stderr.
+	code, out, errs := runBinaryIn(t, dir, nil, score("--save-state", "-")...)
+	if code != 0 || !strings.HasPrefix(out, "dimeST") || !strings.Contains(errs, "DiME") {
+		t.Errorf("--save-state -: exit %d, stdout %.20q, stderr %.60q", code, out, errs)
+	}
+}
+
+// fullDevice returns a device that behaves as /dev/full: as root, a node of
+// its own in dir (a regression of the kind issue 13 found would otherwise
+// replace the system's /dev/full, which root can do); otherwise /dev/full,
+// which only root could replace.
+func fullDevice(t *testing.T, dir string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return "/dev/full"
+	}
+	if err := syscall.Mknod(filepath.Join(dir, "full"), syscall.S_IFCHR|0o666, int(unix.Mkdev(1, 7))); err != nil {
+		t.Fatalf("mknod: %v", err)
+	}
+	return "full"
+}
+
+func readAllFile(f *os.File) ([]byte, error) {
+	defer f.Close()
+	var b []byte
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := f.Read(buf)
+		b = append(b, buf[:n]...)
+		if err != nil {
+			return b, nil
+		}
+	}
+}
