@@ -42,12 +42,15 @@ func checkMemory(what string, need uint64, fix string) error {
 
 func gib(b uint64) float64 { return float64(b) / (1 << 30) }
 
-// rffMemory estimates the bytes of the RFF estimator's accumulators: X, Y,
-// joint and P permuted, each a (2D)² float64 matrix, twice over for the
-// entropies' scratch copies.
-func rffMemory(features, permutations int) uint64 {
+// rffMemory estimates the bytes of the RFF estimator: its accumulators
+// (per group X, Y, joint, the copies and self joints of the normalized score;
+// P permuted), each a (2D)² float64 matrix, and what a Result adds: the
+// summed accumulators of every group and of all but one, the products of
+// marginals and the eigensolvers' scratch copies.
+func rffMemory(features, permutations, groups int) uint64 {
 	p := uint64(2 * features)
-	return 2 * uint64(permutations+4) * p * p * 8
+	matrices := uint64(7*groups+permutations) + 2*7 + 6 + uint64(runtime.GOMAXPROCS(0))
+	return matrices * p * p * 8
 }
 
 // exactMemory estimates the bytes of an exact estimate on n rows: two Gram
@@ -57,7 +60,7 @@ func exactMemory(n int) uint64 {
 }
 
 // checkRFFMemory is checkMemory for the RFF estimator's settings.
-func checkRFFMemory(features, permutations int) error {
-	return checkMemory(fmt.Sprintf("--features %d with %d permutations", features, permutations),
-		rffMemory(features, permutations), "lower --features (memory grows as D²) or --permutations")
+func checkRFFMemory(features, permutations, groups int) error {
+	return checkMemory(fmt.Sprintf("--features %d with %d permutations and %d groups", features, permutations, groups),
+		rffMemory(features, permutations, groups), "lower --features (memory grows as D²), --permutations or --groups")
 }
