@@ -9,27 +9,33 @@ import (
 )
 
 // BenchmarkAdd measures accumulator rows per second (one blocked Syrk per
-// block of 256 feature rows) at 2D = 256 and 512, and the GFLOP/s of the
-// rank-k update (p² flops per row for the upper triangle, p = 2D).
+// block of 256 feature rows) at 2D = 256 and 512, with float64 and float32
+// products, and the GFLOP/s of the rank-k update (p² flops per row for the
+// upper triangle, p = 2D).
 //
 //	go test ./covariance -run '^$' -bench .
 func BenchmarkAdd(b *testing.B) {
 	const n = 256
-	for _, D := range []int{128, 256} {
-		b.Run(fmt.Sprintf("features=%d", 2*D), func(b *testing.B) {
-			spec := rff.PairSpec{Kernel: exact.Gaussian, Features: D, Seed: 1, SigmaX: 1, SigmaY: 1, DimX: 1, DimY: 1}
-			a, _ := New(Description{Map: spec, Part: PartJoint})
-			phi := block(n, 2*D, 1)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				a.Add(phi, n)
-			}
-			rows := float64(b.N * n)
-			p := float64(2 * D)
-			b.ReportMetric(rows/b.Elapsed().Seconds(), "rows/s")
-			b.ReportMetric(rows*p*p/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
+	for _, prec := range []Precision{Float64, Float32} {
+		for _, D := range []int{128, 256} {
+			b.Run(fmt.Sprintf("features=%d/%v", 2*D, prec), func(b *testing.B) {
+				spec := rff.PairSpec{Kernel: exact.Gaussian, Features: D, Seed: 1, SigmaX: 1, SigmaY: 1, DimX: 1, DimY: 1}
+				a, _ := New(Description{Map: spec, Part: PartJoint})
+				if err := a.SetPrecision(prec); err != nil {
+					b.Fatal(err)
+				}
+				phi := block(n, 2*D, 1)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					a.Add(phi, n)
+				}
+				rows := float64(b.N * n)
+				p := float64(2 * D)
+				b.ReportMetric(rows/b.Elapsed().Seconds(), "rows/s")
+				b.ReportMetric(rows*p*p/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
 	}
 }
 

@@ -410,6 +410,12 @@ func TestAddDoesNotAllocate(t *testing.T) {
 	if allocs := testing.AllocsPerRun(10, func() { a.Add(px, 256) }); allocs != 0 {
 		t.Errorf("%v allocations per Add", allocs)
 	}
+	if err := a.SetPrecision(Float32); err != nil {
+		t.Fatal(err)
+	}
+	if allocs := testing.AllocsPerRun(10, func() { a.Add(px, 256) }); allocs != 0 {
+		t.Errorf("%v allocations per Add with float32 products", allocs)
+	}
 }
 
 // TestAddWeighted checks that rows pre-scaled by √w add w φφᵀ and weight w.

@@ -33,6 +33,17 @@
 // twice the encoding's size, only once the header has shown that the input
 // holds it.
 //
+// # Precision
+//
+// Add forms the products φφᵀ in float64 by default. SetPrecision(Float32)
+// rounds the features to float32 and sums their products in float32 over
+// blocks of at most 256 rows before adding each block into the float64 sum:
+// the rank-k update then runs about 1.85 times as fast (twice the values per
+// vector register), and on the paper's toys at D = 256 the entropies, MI and
+// analytic DiME moved by at most 3.5e-8 nats (TestFloat32Entropies). Merges,
+// scaling and the entropies stay in float64, and the precision is not part of
+// the description or the encoding: accumulators of either precision merge.
+//
 // # Product of marginals
 //
 // ProductOfMarginals computes, from the X and Y part accumulators alone, the

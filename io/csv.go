@@ -63,6 +63,9 @@ func (r *Reader) openCSV(in io.Reader, opts Options) error {
 	// Columns to read: each selected name once, time last.
 	var names []string
 	for _, name := range append(append([]string{}, opts.X...), opts.Y...) {
+		if _, ok := partitionValue(r.parts, name); ok && !slices.Contains(header, name) {
+			continue // a partition key, which the Extractor reads
+		}
 		if _, err := findColumn(r.source, header, name); err != nil {
 			return err
 		}
@@ -88,7 +91,7 @@ func (r *Reader) openCSV(in io.Reader, opts Options) error {
 		return newError(ErrColumn, r.source, nil, "no columns selected for X or Y")
 	}
 	schema := arrow.NewSchema(fields, nil)
-	if r.ext, err = NewExtractor(r.source, schema, opts); err != nil {
+	if r.ext, err = newExtractor(r.source, schema, opts, r.parts); err != nil {
 		return err
 	}
 	if noRows {

@@ -2,109 +2,10 @@ package io
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/bitutil"
-	"github.com/apache/arrow/go/v15/arrow/memory"
 )
-
-// Options select the columns of the two views and say how to read them. The
-// zero value of every field but X and Y is usable.
-type Options struct {
-	// Format is the file format; Auto (the zero value) tells it from the
-	// file extension, and the path "-" (stdin) is read as an IPC stream.
-	Format Format
-	// X and Y name the columns of the two views, in the order their values
-	// appear in a row of the view. A column is a number (float32, float64,
-	// or a signed or unsigned integer of any width) of width 1, or a
-	// fixed-size list of numbers (an embedding vector) whose width is the
-	// list size. Columns may come from anywhere in the schema, in any order;
-	// a column may appear in both views. At least one column is needed.
-	X, Y []string
-	// TimeColumn, if not empty, names a column of times: an Arrow timestamp
-	// of any unit, or an integer count of TimeUnit since the Unix epoch.
-	TimeColumn string
-	// TimeUnit is the unit of an integer TimeColumn (the zero value is
-	// arrow.Second). It is ignored for timestamp columns, which carry their
-	// own unit.
-	TimeUnit arrow.TimeUnit
-	// BatchSize is the number of rows read per record batch (Parquet, CSV):
-	// the size of the blocks Next returns before invalid rows are dropped.
-	// The default (0) is DefaultBatchSize. IPC files and streams come in the
-	// batches they were written with, which a reader must hold whole.
-	BatchSize int
-	// SkipInvalid drops a row from both views if any selected value of it
-	// (or its time) is null, NaN or infinite, and counts it (Skipped).
-	// Without it such a value stops the reading with a *ValueError.
-	SkipInvalid bool
-	// Comma is the field delimiter of CSV (default ',').
-	Comma rune
-	// Allocator allocates the Arrow buffers of the reader (default
-	// memory.DefaultAllocator). Tests pass a memory.CheckedAllocator.
-	Allocator memory.Allocator
-	// Prefetch makes a Reader read and extract the next block on a
-	// goroutine of its own while the caller works on the current one, so
-	// that decoding overlaps computation. It holds one more block (and
-	// starts reading at Open); blocks, counts and errors are the same as
-	// without it. Close stops the goroutine: close every Reader.
-	Prefetch bool
-}
-
-// DefaultBatchSize is the number of rows per record batch when
-// Options.BatchSize is 0, and of the IPC batches a TableWriter writes.
-// Measured on a Parquet file of 10 million rows of 20 float64 columns:
-// 16384-row batches read 12 million rows/s with a peak RSS of 122 MB, where
-// 65536-row batches read 10.5 million rows/s with 215 MB.
-const DefaultBatchSize = 16384
-
-func (o *Options) batchSize() int {
-	if o.BatchSize > 0 {
-		return o.BatchSize
-	}
-	return DefaultBatchSize
-}
-
-func (o *Options) allocator() memory.Allocator {
-	if o.Allocator != nil {
-		return o.Allocator
-	}
-	return memory.DefaultAllocator
-}
-
-// Block is a block of rows in row-major order: row i of X is
-// X[i*DimX:(i+1)*DimX], and likewise for Y. Extract resizes its slices,
-// reusing their memory, so one Block serves a whole stream without
-// allocating in steady state.
-type Block struct {
-	// X and Y hold Rows×DimX and Rows×DimY values.
-	X, Y []float64
-	// Times holds the time of each row in nanoseconds since the Unix epoch
-	// (UTC), or is nil without a time column.
-	Times []int64
-	// Rows is the number of rows.
-	Rows int
-}
-
-// resize makes b hold rows rows, reusing its memory.
-func (b *Block) resize(rows, dimX, dimY int, times bool) {
-	b.Rows = rows
-	b.X = grow(b.X, rows*dimX)
-	b.Y = grow(b.Y, rows*dimY)
-	if times {
-		b.Times = grow(b.Times, rows)
-	} else {
-		b.Times = nil
-	}
-}
-
-func grow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
-}
 
 // Extractor copies the selected columns of Arrow record batches into
 // row-major blocks, checking every value. It counts the rows it has seen, so
@@ -174,6 +75,13 @@ const (
 // TimeColumn, TimeUnit and SkipInvalid fields of opts matter here. The error
 // matches ErrColumn for a missing, ambiguous or non-numeric column.
 func NewExtractor(source string, schema *arrow.Schema, opts Options) (*Extractor, error) {
+	return newExtractor(source, schema, opts, nil)
+}
+
+// newExtractor is NewExtractor for an input with partition values: a
+// selected name that is not in the schema may be an integer partition key,
+// whose value is the same on every row.
+func newExtractor(source string, schema *arrow.Schema, opts Options, parts []Partition) (*Extractor, error) {
 	if len(opts.X)+len(opts.Y) == 0 {
 		return nil, newError(ErrColumn, source, nil, "no columns selected for X or Y")
 	}
@@ -184,12 +92,14 @@ func NewExtractor(source string, schema *arrow.Schema, opts Options) (*Extractor
 	for v, names := range [][]string{opts.X, opts.Y} {
 		off := 0
 		for _, name := range names {
-			c, err := e.resolve(schema, name)
+			c, err := e.resolvePartition(schema, name, parts)
 			if err != nil {
 				return nil, err
 			}
-			if err := c.numeric(source); err != nil {
-				return nil, err
+			if c.vals == nil {
+				if err := c.numeric(source); err != nil {
+					return nil, err
+				}
 			}
 			c.view, c.off = view(v), off
 			off += c.width
@@ -214,6 +124,27 @@ func NewExtractor(source string, schema *arrow.Schema, opts Options) (*Extractor
 		e.hasTime = true
 	}
 	return e, nil
+}
+
+// resolvePartition finds the column with the given name in the schema, or
+// among the partition keys.
+func (e *Extractor) resolvePartition(schema *arrow.Schema, name string, parts []Partition) (*column, error) {
+	p, isPart := partitionValue(parts, name)
+	if !isPart {
+		return e.resolve(schema, name)
+	}
+	for _, f := range schema.Fields() {
+		if f.Name == name {
+			return nil, newError(ErrColumn, e.source, nil, "column %q is both in the file and a partition key (a %s=… directory)", name, name)
+		}
+	}
+	if !p.Int {
+		return nil, newError(ErrColumn, e.source, nil, "partition key %q has values that are not integers (such as %q); only integer partition keys can be in X or Y", name, p.Value)
+	}
+	c := &column{name: name, field: -1, typ: arrow.PrimitiveTypes.Int64, width: 1}
+	v, _ := strconv.ParseInt(p.Value, 10, 64)
+	c.vals = &constant{v: float64(v), null: p.Null}
+	return c, nil
 }
 
 // resolve finds the column with the given name.
@@ -382,6 +313,9 @@ func (e *Extractor) Extract(dst *Block, rec arrow.Record) error {
 		return nil
 	}
 	for _, c := range e.cols {
+		if c.field < 0 { // a partition value
+			continue
+		}
 		if err := e.load(c, rec, n); err != nil {
 			dst.resize(0, e.dimX, e.dimY, e.hasTime)
 			return err
@@ -503,199 +437,11 @@ func validity(data arrow.ArrayData, n int) ([]byte, error) {
 	return bufs[0].Bytes(), nil
 }
 
-// typedValues returns values first to first+count of data's value buffer.
-func typedValues[T arrow.FixedWidthType](data arrow.ArrayData, first, count int) ([]T, error) {
-	bufs := data.Buffers()
-	if len(bufs) < 2 || bufs[1] == nil {
-		if count == 0 {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("no value buffer")
+// signature returns the names, types and widths of the selected columns.
+func (e *Extractor) signature() []colSig {
+	sig := make([]colSig, len(e.cols))
+	for i, c := range e.cols {
+		sig[i] = colSig{name: c.name, typ: c.typ.String(), width: c.width}
 	}
-	all := arrow.GetData[T](bufs[1].Bytes())
-	lo := data.Offset() + first
-	if len(all) < lo+count {
-		return nil, fmt.Errorf("value buffer holds %d values, want %d", len(all), lo+count)
-	}
-	return all[lo : lo+count], nil
-}
-
-// batch is the validity of a column in the current record batch.
-type batch struct {
-	valid    []byte // validity of the values (list elements); nil: no nulls
-	validOff int    // bit of the first value of row 0
-	lists    []byte // validity of the lists; nil: no null list
-	listOff  int    // bit of row 0's list
-}
-
-// values is the typed access to a column's values in the current batch.
-type values interface {
-	load(data arrow.ArrayData, first, count int) error
-	setBatch(b batch)
-	copy(e *Extractor, c *column, dst *Block, lo, hi int)
-}
-
-// numbers are the values of a numeric column or of the elements of a
-// fixed-size list column.
-type numbers[T arrow.NumericType] struct {
-	batch
-	vals  []T
-	float bool // check for NaN and infinities
-}
-
-func (v *numbers[T]) load(data arrow.ArrayData, first, count int) (err error) {
-	v.vals, err = typedValues[T](data, first, count)
-	return err
-}
-
-func (v *numbers[T]) setBatch(b batch) { v.batch = b }
-
-// copy writes rows lo to hi of the column into the row-major dst and reports
-// invalid values to e.
-func (v *numbers[T]) copy(e *Extractor, c *column, dst *Block, lo, hi int) {
-	out, stride := dst.X, e.dimX
-	if c.view == viewY {
-		out, stride = dst.Y, e.dimY
-	}
-	out = out[c.off:]
-	w := c.width
-	if v.lists != nil {
-		for i := lo; i < hi; i++ {
-			if bitutil.BitIsNotSet(v.lists, v.listOff+i) {
-				e.invalid(badValue{row: i, col: c, kind: badNullList})
-			}
-		}
-	}
-	if v.valid != nil {
-		for i := lo * w; i < hi*w; i++ {
-			if bitutil.BitIsNotSet(v.valid, v.validOff+i) {
-				e.invalid(badValue{row: i / w, col: c, kind: badNull, elem: i % w})
-			}
-		}
-	}
-	if w == 1 {
-		vals := v.vals[lo:hi]
-		if v.float {
-			for k, x := range vals {
-				f := float64(x)
-				out[(lo+k)*stride] = f
-				if f-f != 0 { // NaN or ±Inf
-					e.invalid(badValue{row: lo + k, col: c, kind: badValueKind, val: f})
-				}
-			}
-		} else {
-			for k, x := range vals {
-				out[(lo+k)*stride] = float64(x)
-			}
-		}
-		return
-	}
-	for i := lo; i < hi; i++ {
-		row := out[i*stride : i*stride+w]
-		src := v.vals[i*w : (i+1)*w]
-		for j, x := range src {
-			row[j] = float64(x)
-		}
-		if v.float {
-			for j, f := range row {
-				if f-f != 0 {
-					e.invalid(badValue{row: i, col: c, kind: badValueKind, elem: j, val: f})
-				}
-			}
-		}
-	}
-}
-
-// times are the values of a time column.
-type times[T arrow.IntType | arrow.UintType] struct {
-	batch
-	vals  []T
-	scale int64 // nanoseconds per unit
-}
-
-func (v *times[T]) load(data arrow.ArrayData, first, count int) (err error) {
-	v.vals, err = typedValues[T](data, first, count)
-	return err
-}
-
-func (v *times[T]) setBatch(b batch) { v.batch = b }
-
-func (v *times[T]) copy(e *Extractor, c *column, dst *Block, lo, hi int) {
-	out := dst.Times
-	if v.valid != nil {
-		for i := lo; i < hi; i++ {
-			if bitutil.BitIsNotSet(v.valid, v.validOff+i) {
-				e.invalid(badValue{row: i, col: c, kind: badNull})
-			}
-		}
-	}
-	lim := math.MaxInt64 / v.scale
-	for i := lo; i < hi; i++ {
-		x := v.vals[i]
-		if x > T(0) && uint64(x) > uint64(lim) || x < T(0) && int64(x) < -lim {
-			e.invalid(badValue{row: i, col: c, kind: badTimeRange, ival: int64(x), uval: x > 0 && int64(x) < 0})
-			continue
-		}
-		out[i] = int64(x) * v.scale
-	}
-}
-
-// invalid records the invalid value bad.
-func (e *Extractor) invalid(bad badValue) {
-	if e.skip {
-		if !e.anyBad {
-			e.anyBad = true
-			clear(e.bad[:e.n])
-		}
-		e.bad[bad.row] = true
-		return
-	}
-	if e.first.row < 0 || bad.row < e.first.row {
-		e.first = bad
-	}
-}
-
-// valueError returns the error of the invalid value bad.
-func (e *Extractor) valueError(bad badValue) error {
-	c := bad.col
-	var what string
-	switch bad.kind {
-	case badNull:
-		what = "null"
-	case badNullList:
-		what = "null list"
-	case badValueKind:
-		what = strconv.FormatFloat(bad.val, 'g', -1, 64) // NaN, +Inf, -Inf
-	case badTimeRange:
-		v := strconv.FormatInt(bad.ival, 10)
-		if bad.uval {
-			v = strconv.FormatUint(uint64(bad.ival), 10)
-		}
-		what = fmt.Sprintf("time %s %s is out of range (years 1678 to 2262)", v, unitName(c.unit))
-	}
-	if c.list && bad.kind != badNullList {
-		what += fmt.Sprintf(" in element %d", bad.elem)
-	}
-	return &ValueError{Source: e.source, Column: c.name, Row: e.rowsRead + int64(bad.row), Problem: what}
-}
-
-// compact moves the kept rows of dst to its front.
-func (e *Extractor) compact(dst *Block) {
-	dx, dy := e.dimX, e.dimY
-	k := 0
-	for i := 0; i < e.n; i++ {
-		if e.bad[i] {
-			continue
-		}
-		if k != i {
-			copy(dst.X[k*dx:(k+1)*dx], dst.X[i*dx:(i+1)*dx])
-			copy(dst.Y[k*dy:(k+1)*dy], dst.Y[i*dy:(i+1)*dy])
-			if dst.Times != nil {
-				dst.Times[k] = dst.Times[i]
-			}
-		}
-		k++
-	}
-	e.skipped += int64(e.n - k)
-	dst.resize(k, dx, dy, e.hasTime)
+	return sig
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync/atomic"
 
 	"github.com/apache/arrow/go/v15/arrow/ipc"
@@ -167,7 +166,7 @@ func (r *Reader) openIPC(in io.Reader, size int64, what string, opts Options) er
 		}
 		return newError(ErrFormat, r.source, err, "not an %s, or a truncated or corrupt one", what)
 	}
-	if r.ext, err = NewExtractor(r.source, sr.Schema(), opts); err != nil {
+	if r.ext, err = newExtractor(r.source, sr.Schema(), opts, r.parts); err != nil {
 		sr.Release()
 		return err
 	}
@@ -181,7 +180,7 @@ func (r *Reader) openIPCStream(in io.Reader, size int64, opts Options) error {
 
 // openIPCFile checks the magic at both ends of the file and reads the
 // messages between the first magic and the footer.
-func (r *Reader) openIPCFile(f *os.File, size int64, opts Options) error {
+func (r *Reader) openIPCFile(f io.ReaderAt, size int64, opts Options) error {
 	const head, tail = 8, 10 // "ARROW1" + padding; footer length + "ARROW1"
 	bad := func(why string) error {
 		return newError(ErrFormat, r.source, nil, "not an Arrow IPC file, or a truncated or corrupt one: %s", why)

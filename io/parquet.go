@@ -3,7 +3,6 @@ package io
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -26,7 +25,7 @@ const parquetBufferSize = 64 << 10
 // batch size, ends with io.EOF rather than nil, and panics when a corrupt
 // file makes its columns disagree on the number of rows; here that is an
 // error.)
-func (r *Reader) openParquet(f *os.File, opts Options) (err error) {
+func (r *Reader) openParquet(f readerAtSeeker, opts Options, rg *groupRange) (err error) {
 	defer recoverDecoder(r.source, &err)
 	mem := opts.allocator()
 	props := parquet.NewReaderProperties(mem)
@@ -39,7 +38,10 @@ func (r *Reader) openParquet(f *os.File, opts Options) (err error) {
 	if err := checkEmbeddedArrowSchema(pf.MetaData().KeyValueMetadata()); err != nil {
 		return newError(ErrFormat, r.source, err, "corrupt Parquet file")
 	}
-	batch := opts.batchSize()
+	// A file smaller than a batch is read in one batch of its size: the
+	// column readers reserve buffers for a whole batch, which for a small
+	// file of a dataset would cost more than its rows.
+	batch := int(min(int64(opts.batchSize()), max(1, pf.NumRows())))
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(batch)}, mem)
 	if err != nil {
 		return newError(ErrFormat, r.source, err, "reading the Parquet schema")
@@ -50,12 +52,15 @@ func (r *Reader) openParquet(f *os.File, opts Options) (err error) {
 	}
 	// Check the selection against the whole schema, then read only the
 	// selected columns (their leaves, in schema order).
-	full, err := NewExtractor(r.source, schema, opts)
+	full, err := newExtractor(r.source, schema, opts, r.parts)
 	if err != nil {
 		return err
 	}
 	var leaves []int
 	for _, c := range full.cols {
+		if c.field < 0 { // a partition key
+			continue
+		}
 		leaves = appendLeaves(leaves, &fr.Manifest.Fields[c.field])
 	}
 	slices.Sort(leaves)
@@ -63,6 +68,22 @@ func (r *Reader) openParquet(f *os.File, opts Options) (err error) {
 	groups := make([]int, pf.NumRowGroups())
 	for i := range groups {
 		groups[i] = i
+	}
+	var firstRow, total int64 = 0, pf.NumRows()
+	if rg != nil {
+		if rg.first+rg.count > len(groups) {
+			return newError(ErrFormat, r.source, nil, "row groups %d to %d asked of a file of %d", rg.first, rg.first+rg.count-1, len(groups))
+		}
+		total = 0
+		for i := 0; i < rg.first+rg.count; i++ {
+			n := pf.MetaData().RowGroup(i).NumRows()
+			if i < rg.first {
+				firstRow += n
+			} else {
+				total += n
+			}
+		}
+		groups = groups[rg.first : rg.first+rg.count]
 	}
 	// The field readers are made here, one after the other, rather than by
 	// fr.GetFieldReaders, which makes them on goroutines of its own: a panic
@@ -75,7 +96,7 @@ func (r *Reader) openParquet(f *os.File, opts Options) (err error) {
 	for _, l := range leaves {
 		included[l] = true
 	}
-	src := &parquetSource{source: r.source, batch: int64(batch), total: pf.NumRows(), mem: mem}
+	src := &parquetSource{source: r.source, batch: int64(batch), head: int64(opts.headRows), total: total, mem: mem}
 	outFields := make([]arrow.Field, 0, len(fields))
 	for _, fidx := range fields {
 		c, err := fr.GetFieldReader(context.Background(), fidx, included, groups)
@@ -88,12 +109,13 @@ func (r *Reader) openParquet(f *os.File, opts Options) (err error) {
 	}
 	projected := arrow.NewSchema(outFields, fr.Manifest.SchemaMeta)
 	src.schema = projected
-	if r.ext, err = NewExtractor(r.source, projected, opts); err != nil {
+	if r.ext, err = newExtractor(r.source, projected, opts, r.parts); err != nil {
 		src.Release()
 		return err
 	}
+	r.ext.rowsRead = firstRow
 	r.src = src
-	r.total = pf.NumRows()
+	r.total = total
 	return nil
 }
 
@@ -116,6 +138,7 @@ type parquetSource struct {
 	cols   []*pqarrow.ColumnReader
 	schema *arrow.Schema
 	batch  int64
+	head   int64 // rows of the first batch, if not 0 (see Options.headRows)
 	total  int64 // rows in the file's metadata
 	rows   int64 // rows read
 	mem    memory.Allocator
@@ -140,9 +163,13 @@ func (p *parquetSource) Next() bool {
 		}
 		p.arrs = p.arrs[:0]
 	}()
+	want := p.batch
+	if p.head > 0 {
+		want, p.head = p.head, 0
+	}
 	n := 0
 	for i, c := range p.cols {
-		a, err := p.column(c)
+		a, err := p.column(c, want)
 		if err != nil {
 			p.err = fmt.Errorf("column %q: %w", p.schema.Field(i).Name, err)
 			return false
@@ -172,9 +199,9 @@ func (p *parquetSource) Next() bool {
 }
 
 // column reads the next batch of a column as one array.
-func (p *parquetSource) column(c *pqarrow.ColumnReader) (a arrow.Array, err error) {
+func (p *parquetSource) column(c *pqarrow.ColumnReader, n int64) (a arrow.Array, err error) {
 	defer recoverDecoder(p.source, &err)
-	chunked, err := c.NextBatch(p.batch)
+	chunked, err := c.NextBatch(n)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package io
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -31,9 +32,12 @@ type Reader struct {
 	block  *Block   // the current block: one of blocks, or empty
 	empty  Block
 	total  int64
-	closer io.Closer // the file, if Open opened one
-	err    error
-	done   bool
+	parts  []Partition // the input's partition values
+	// closers close what Open opened (a file, ranged reads, a bucket), in
+	// order.
+	closers []io.Closer
+	err     error
+	done    bool
 
 	// The Extractor's counts as of the current block (with Prefetch, the
 	// Extractor is ahead, on the prefetching goroutine).
@@ -44,15 +48,66 @@ type Reader struct {
 // Open opens the file at path for reading the columns that opts selects. The
 // path "-" means stdin: it is read from stdin, as an IPC stream unless
 // opts.Format says CSV. Parquet and IPC files need random access: a regular
-// file, not stdin or a named pipe. The error names the file: it matches
-// ErrColumn for a bad column selection and ErrFormat for a file that is empty
-// or not in its format.
+// file, not stdin or a named pipe. A URL (s3://bucket/key, …) is read
+// through object storage, as OpenInput reads it. The error names the file:
+// it matches ErrColumn for a bad column selection and ErrFormat for a file
+// that is empty or not in its format. To read several files, a directory or
+// a glob as one table, see OpenDataset.
 func Open(path string, stdin io.Reader, opts Options) (*Reader, error) {
-	source := path
-	if path == "-" {
-		source = "stdin"
+	return openInput(context.Background(), nil, Input{Path: path, Size: -1, Format: opts.Format, Rows: -1}, stdin, opts, nil)
+}
+
+// OpenInput opens one input of a dataset (see Resolve) for reading the
+// columns that opts selects, which may include the input's integer
+// partition keys. stdin is read for the path "-". Object storage is read
+// through opts.OpenBucket (gocloud.dev's by default): Parquet and IPC files
+// with ranged reads, streams and CSV in one sequential read. ctx bounds the
+// requests to object storage for the life of the Reader.
+func OpenInput(ctx context.Context, in Input, stdin io.Reader, opts Options) (*Reader, error) {
+	return openInput(ctx, nil, in, stdin, opts, nil)
+}
+
+// OpenRowGroups opens count row groups of a Parquet input, from the row
+// group first on, for reading as OpenInput does: a unit of work of a
+// distributed run. Row numbers in errors and RowsRead count from the start
+// of the file; TotalRows is the rows of these row groups. The row groups of
+// an input are in Input.RowGroups once Dataset.ReadFooters has read them.
+func OpenRowGroups(ctx context.Context, in Input, first, count int, opts Options) (*Reader, error) {
+	if in.Format == Auto {
+		in.Format = opts.Format
 	}
-	format := opts.Format
+	if in.Format == Auto {
+		in.Format, _ = FormatFromPath(in.Path)
+	}
+	if in.Format != Parquet {
+		return nil, newError(ErrFormat, sourceName(in.Path), nil, "row groups are a Parquet notion; this input is %s", in.Format)
+	}
+	if first < 0 || count < 1 {
+		return nil, fmt.Errorf("dimeio: %s: row groups %d to %d: want first >= 0 and count >= 1", sourceName(in.Path), first, first+count-1)
+	}
+	return openInput(ctx, nil, in, nil, opts, &groupRange{first: first, count: count})
+}
+
+// groupRange is a range of Parquet row groups.
+type groupRange struct{ first, count int }
+
+func sourceName(path string) string {
+	if path == "-" {
+		return "stdin"
+	}
+	return path
+}
+
+// openInput opens an input; bk, if not nil, opens buckets and outlives the
+// Reader, else the Reader opens its own; groups, if not nil, selects
+// Parquet row groups.
+func openInput(ctx context.Context, bk *buckets, in Input, stdin io.Reader, opts Options, groups *groupRange) (*Reader, error) {
+	path := in.Path
+	source := sourceName(path)
+	format := in.Format
+	if format == Auto {
+		format = opts.Format
+	}
 	if format == Auto {
 		var err error
 		if format, err = FormatFromPath(path); err != nil {
@@ -62,68 +117,102 @@ func Open(path string, stdin io.Reader, opts Options) (*Reader, error) {
 	if format > CSV {
 		return nil, fmt.Errorf("dimeio: %s: unknown format %v", source, format)
 	}
-	r := &Reader{source: source, total: -1}
+	r := &Reader{source: source, total: -1, parts: in.Partitions}
 	r.block = &r.empty
-	var in io.Reader
+	var in2 io.Reader     // sequential reads
+	var ra readerAtSeeker // random access, Parquet and IPC files
 	size := int64(-1)
-	if path == "-" {
+	fail := func(err error) (*Reader, error) {
+		r.closeFiles()
+		return nil, err
+	}
+	switch {
+	case path == "-":
 		if stdin == nil {
 			return nil, fmt.Errorf("dimeio: stdin: no standard input given")
 		}
 		if format == Parquet || format == IPCFile {
 			return nil, newError(ErrFormat, source, nil, "%s needs a file that can be read at random; stdin can only be read as an IPC stream or CSV", format)
 		}
-		in = stdin
-	} else {
+		in2 = stdin
+	case isURL(path):
+		if bk == nil {
+			bk = newBuckets(opts)
+			r.closers = append(r.closers, closerFunc(func() error { bk.close(); return nil }))
+		}
+		b, key, n, err := openObject(ctx, bk, path, in.Size)
+		if err != nil {
+			return fail(err)
+		}
+		size = n
+		if size == 0 {
+			return fail(newError(ErrFormat, source, nil, "empty file (0 bytes)"))
+		}
+		if format == Parquet || format == IPCFile {
+			f := newBlobFile(ctx, b, key, source, size)
+			r.closers = append(r.closers, f)
+			ra = f
+		} else {
+			br, err := b.NewReader(ctx, key, nil)
+			if err != nil {
+				return fail(blobError(source, err, "reading"))
+			}
+			r.closers = append(r.closers, br)
+			in2 = br
+		}
+	default:
 		f, err := os.Open(path)
 		if err != nil {
 			return nil, fmt.Errorf("dimeio: %w", err)
 		}
-		r.closer = f
+		r.closers = append(r.closers, f)
 		info, err := f.Stat()
 		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("dimeio: %w", err)
+			return fail(fmt.Errorf("dimeio: %w", err))
 		}
 		switch {
 		case info.IsDir():
-			f.Close()
-			return nil, newError(ErrFormat, source, nil, "is a directory")
+			return fail(newError(ErrFormat, source, nil, "is a directory"))
 		case !info.Mode().IsRegular(): // a pipe, a device: a stream
 			if format == Parquet || format == IPCFile {
-				f.Close()
-				return nil, newError(ErrFormat, source, nil, "%s needs a regular file, which can be read at random; a pipe can only be read as an IPC stream or CSV", format)
+				return fail(newError(ErrFormat, source, nil, "%s needs a regular file, which can be read at random; a pipe can only be read as an IPC stream or CSV", format))
 			}
 		case info.Size() == 0:
-			f.Close()
-			return nil, newError(ErrFormat, source, nil, "empty file (0 bytes)")
+			return fail(newError(ErrFormat, source, nil, "empty file (0 bytes)"))
 		default:
 			size = info.Size()
 		}
-		in = f
+		in2, ra = f, f
 	}
 	var err error
 	switch format {
 	case Parquet:
-		err = r.openParquet(in.(*os.File), opts)
+		err = r.openParquet(ra, opts, groups)
 	case IPCFile:
-		err = r.openIPCFile(in.(*os.File), size, opts)
+		err = r.openIPCFile(ra, size, opts)
 	case IPCStream:
-		err = r.openIPCStream(in, size, opts)
+		err = r.openIPCStream(in2, size, opts)
 	case CSV:
-		err = r.openCSV(in, opts)
+		err = r.openCSV(in2, opts)
 	}
 	if err != nil {
-		if r.closer != nil {
-			r.closer.Close()
-		}
-		return nil, err
+		return fail(err)
 	}
 	if opts.Prefetch {
 		r.startPrefetch()
 	}
 	return r, nil
 }
+
+// readerAtSeeker reads at random: an *os.File, or a blobFile.
+type readerAtSeeker interface {
+	io.ReaderAt
+	io.Seeker
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
 
 // Next advances to the next block of kept rows and reports whether there is
 // one. It returns false at the end of the input or on an error (see Err).
@@ -295,12 +384,17 @@ func (r *Reader) Close() error {
 	}
 	r.blocks, r.block = [2]Block{}, &r.empty
 	r.done = true
-	if r.closer != nil {
-		err := r.closer.Close()
-		r.closer = nil
-		if err != nil && !errors.Is(err, os.ErrClosed) {
-			return fmt.Errorf("dimeio: %w", err)
+	return r.closeFiles()
+}
+
+// closeFiles closes what Open opened.
+func (r *Reader) closeFiles() error {
+	var first error
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		if err := r.closers[i].Close(); err != nil && !errors.Is(err, os.ErrClosed) && first == nil {
+			first = fmt.Errorf("dimeio: %w", err)
 		}
 	}
-	return nil
+	r.closers = nil
+	return first
 }

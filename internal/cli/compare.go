@@ -31,13 +31,13 @@ var compareQuantities = []struct {
 }
 
 func runCompare(e *env, args []string) error {
-	fs := newFlagSet(e, "compare", "FILE --x COLS --y COLS [flags]")
+	fs := newFlagSet(e, "compare", "INPUT... --x COLS --y COLS [flags]")
 	var sf sampleFlags
 	sf.register(fs, 1024, "rows of the sample both estimators see")
 	featureList := fs.String("features", "64,256,1024", "comma-separated numbers D of RFF frequencies")
 	variantName := fs.String("variant", "plain", "RFF frequencies: plain or orthogonal")
 	plotPath := fs.String("plot", "", "draw |RFF − exact| against D on log-log axes to this .png or .svg file (- for a PNG on stdout)")
-	path, xcols, ycols, ecfg, err := sf.parse(fs, "compare", args)
+	inputs, xcols, ycols, ecfg, err := sf.parse(fs, "compare", args)
 	if err != nil {
 		return err
 	}
@@ -63,12 +63,12 @@ func runCompare(e *env, args []string) error {
 	if err := checkPlotPath(*plotPath); err != nil {
 		return err
 	}
-	plotOut, err := newOutput(e, "--plot", *plotPath, sf.force, path)
+	plotOut, err := newOutput(e, "--plot", *plotPath, sf.force, inputs...)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	s, err := sf.read(e, path, xcols, ycols)
+	s, err := sf.read(e, inputs, xcols, ycols)
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func runCompare(e *env, args []string) error {
 		return err
 	}
 	out := compareOutput{Exact: exactReport(er, ecfg, xcols, ycols, time.Since(start))}
-	out.Exact.Input, out.Exact.SampledFrom, out.Exact.SkippedRows = describeSample(path, s), s.seen, s.skipped
+	out.Exact.Input, out.Exact.SampledFrom, out.Exact.SkippedRows = describeSample(s), s.seen, s.skipped
 	// RFF on the same rows with the same bandwidths and the same
 	// permutations: the differences are the feature approximation alone.
 	perms := exact.Permutations(er.Rows, ecfg.Permutations, ecfg.Seed)

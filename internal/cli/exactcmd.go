@@ -7,11 +7,11 @@ import (
 )
 
 func runExact(e *env, args []string) error {
-	fs := newFlagSet(e, "exact", "FILE --x COLS --y COLS [flags]")
+	fs := newFlagSet(e, "exact", "INPUT... --x COLS --y COLS [flags]")
 	var sf sampleFlags
 	sf.register(fs, 1024, "rows of the exact estimate: a seeded uniform sample when the input has more")
 	testPerms := fs.Int("test-permutations", 0, "null replicates B of the independence test (p >= 1/(B+1)); 0 uses the P permutations of DiME, more costs B-P eigenproblems")
-	path, xcols, ycols, cfg, err := sf.parse(fs, "exact", args)
+	inputs, xcols, ycols, cfg, err := sf.parse(fs, "exact", args)
 	if err != nil {
 		return err
 	}
@@ -20,7 +20,7 @@ func runExact(e *env, args []string) error {
 	}
 	cfg.TestPermutations = *testPerms
 	start := time.Now()
-	s, err := sf.read(e, path, xcols, ycols)
+	s, err := sf.read(e, inputs, xcols, ycols)
 	if err != nil {
 		return err
 	}
@@ -29,6 +29,6 @@ func runExact(e *env, args []string) error {
 		return err
 	}
 	rep := exactReport(res, cfg, xcols, ycols, time.Since(start))
-	rep.Input, rep.SampledFrom, rep.SkippedRows = describeSample(path, s), s.seen, s.skipped
+	rep.Input, rep.SampledFrom, rep.SkippedRows = describeSample(s), s.seen, s.skipped
 	return printReport(e.stdout, rep, sf.est.asJSON)
 }

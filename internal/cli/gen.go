@@ -1,17 +1,21 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"math"
+	"os"
+	"path/filepath"
 
 	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/synth"
 )
 
 func runGen(e *env, args []string) error {
-	fs := newFlagSet(e, "gen", "--kind KIND --out FILE [flags]")
+	fs := newFlagSet(e, "gen", "--kind KIND --out FILE|DIR [--files N] [flags]")
 	kindName := fs.String("kind", "gaussian", "gaussian (the paper's toy), sine, circle or independent")
 	dim := fs.Int("dim", 20, "columns per view")
 	mi := fs.Float64("mi", 2, "true mutual information in nats (gaussian only)")
@@ -19,7 +23,8 @@ func runGen(e *env, args []string) error {
 	rows := fs.Int64("rows", 10000, "rows to write")
 	seed := fs.Uint64("seed", 1, "random seed")
 	out := fs.String("out", "", "output file: .parquet, .arrow (IPC file), .arrows (IPC stream) or .csv; - for an IPC stream on stdout")
-	format := fs.String("format", "", "output format (default: from the extension)")
+	format := fs.String("format", "", "output format (default: from the extension; parquet with --files)")
+	files := fs.Int("files", 0, "write a hive-partitioned dataset of this many files to the directory --out: DIR/part=00000/part-00000.parquet, … (rows split evenly, in order)")
 	progressMode := fs.String("progress", "auto", "progress on stderr: auto, always or never")
 	force := fs.Bool("force", false, "let --out write through a symbolic link, FIFO or device (as the shell's > would)")
 	pos, err := parseFlags(fs, args)
@@ -61,6 +66,16 @@ func runGen(e *env, args []string) error {
 			return usagef("--format %q: want parquet, ipc-file, ipc-stream or csv", *format)
 		}
 	}
+	columns := append(dimeio.ColumnNames("x", *dim), dimeio.ColumnNames("y", *dim)...)
+	p := newProgress(e, *progressMode, "gen", *rows)
+	if explicit["files"] {
+		if err := genDataset(src, *out, *files, f, columns, *rows, *dim, p); err != nil {
+			return err
+		}
+		p.done()
+		fmt.Fprintf(e.stderr, "wrote %d rows of %v data (%d columns per view) to %d files in %s\n", *rows, kind, *dim, *files, *out)
+		return nil
+	}
 	switch {
 	case f != dimeio.Auto:
 	case *out == "-":
@@ -74,14 +89,12 @@ func runGen(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	columns := append(dimeio.ColumnNames("x", *dim), dimeio.ColumnNames("y", *dim)...)
-	p := newProgress(e, *progressMode, "gen", *rows)
 	err = dst.write(func(sink io.Writer) error {
 		w, err := dimeio.NewTableWriter(sink, f, columns, dimeio.WriterOptions{})
 		if err != nil {
 			return usageError{err}
 		}
-		err = genRows(src, w, *dim, *rows, p)
+		err = genRows(src, w, *dim, *rows, 0, p)
 		if cerr := w.Close(); err == nil {
 			err = cerr
 		}
@@ -100,8 +113,9 @@ func runGen(e *env, args []string) error {
 	return nil
 }
 
-// genRows writes n rows of the stream to w, counting in p.
-func genRows(src *synth.Stream, w *dimeio.TableWriter, d int, n int64, p *progress) error {
+// genRows writes n rows of the stream to w, counting in p from the from
+// rows written before.
+func genRows(src *synth.Stream, w *dimeio.TableWriter, d int, n, from int64, p *progress) error {
 	const block = 4096
 	x, y := make([]float64, block*d), make([]float64, block*d)
 	table := make([]float64, block*2*d)
@@ -116,7 +130,75 @@ func genRows(src *synth.Stream, w *dimeio.TableWriter, d int, n int64, p *progre
 			return err
 		}
 		done += int64(b)
-		p.update(done)
+		p.update(from + done)
+	}
+	return nil
+}
+
+// genDataset writes the rows as a hive-partitioned dataset of n files in the
+// new directory dir: dir/part=00000/part-00000.parquet, … The partition
+// values are zero-padded so that the files sort in the order of their rows
+// (a dataset is read sorted by path), and part is an integer partition key
+// that --where and --x/--y can use. Nothing is left of dir on an error.
+func genDataset(src *synth.Stream, dir string, n int, f dimeio.Format, columns []string, rows int64, d int, p *progress) error {
+	switch {
+	case n < 1 || n > 100000:
+		return usagef("--files %d: want 1 to 100000", n)
+	case int64(n) > rows:
+		return usagef("--files %d: more files than the %d rows", n, rows)
+	case dir == "-":
+		return usagef("--files writes a directory: give --out DIR, not -")
+	}
+	if f == dimeio.Auto {
+		f = dimeio.Parquet
+	}
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return usagef("--out %s: the directory exists and is not empty; gen --files writes a new dataset and overwrites nothing", dir)
+	} else if err != nil && !errors.Is(err, iofs.ErrNotExist) {
+		return usagef("--out %s: %v", dir, err)
+	}
+	created := false
+	if _, err := os.Stat(dir); errors.Is(err, iofs.ErrNotExist) {
+		created = true
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usagef("--out %s: %v", dir, err)
+	}
+	fail := func(err error) error {
+		if created {
+			os.RemoveAll(dir)
+		} else { // the directory was empty: empty it again
+			entries, _ := os.ReadDir(dir)
+			for _, en := range entries {
+				os.RemoveAll(filepath.Join(dir, en.Name()))
+			}
+		}
+		return err
+	}
+	ext := map[dimeio.Format]string{dimeio.Parquet: ".parquet", dimeio.IPCFile: ".arrow", dimeio.IPCStream: ".arrows", dimeio.CSV: ".csv"}[f]
+	var done int64
+	for k := 0; k < n; k++ {
+		count := rows / int64(n)
+		if int64(k) < rows%int64(n) {
+			count++
+		}
+		part := filepath.Join(dir, fmt.Sprintf("part=%05d", k))
+		if err := os.Mkdir(part, 0o755); err != nil {
+			return fail(fmt.Errorf("writing %s: %w", part, err))
+		}
+		path := filepath.Join(part, fmt.Sprintf("part-%05d%s", k, ext))
+		w, err := dimeio.Create(path, f, columns, dimeio.WriterOptions{})
+		if err != nil {
+			return fail(err)
+		}
+		if err := genRows(src, w, d, count, done, p); err != nil {
+			w.Close()
+			return fail(fmt.Errorf("writing %s: %w", path, err))
+		}
+		if err := w.Close(); err != nil {
+			return fail(fmt.Errorf("writing %s: %w", path, err))
+		}
+		done += count
 	}
 	return nil
 }

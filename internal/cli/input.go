@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -12,22 +14,29 @@ import (
 	dimeio "github.com/dime-project/dime/io"
 )
 
-// inputFlags are the flags of the commands that read a file.
+// inputFlags are the flags of the commands that read a dataset.
 type inputFlags struct {
 	format      string
 	batchSize   int
 	skipInvalid bool
+	where       string
+	limit       int64
+	// workers is the number of decoding goroutines (0: the reader's
+	// default); not a flag.
+	workers int
 }
 
 func (f *inputFlags) register(fs *flagSet) {
-	fs.StringVar(&f.format, "format", "", "input format: parquet, ipc-file, ipc-stream or csv (default: from the extension; - is an IPC stream on stdin)")
-	fs.IntVar(&f.batchSize, "batch-size", dimeio.DefaultBatchSize, "rows per record batch read")
+	fs.StringVar(&f.format, "format", "", "input format: parquet, ipc-file, ipc-stream or csv (default: from the extension; - is an IPC stream on stdin); in a directory, read every file as this format")
+	fs.IntVar(&f.batchSize, "batch-size", dimeio.DefaultBatchSize, "rows per block read")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "drop rows with a null, NaN or Inf in a selected column (counted) instead of stopping")
+	fs.StringVar(&f.where, "where", "", "read only the files whose hive partitions (key=value directories) meet these conditions, e.g. 'region=eu,date>=2026-11-01' (comma = and; = != < <= > >=)")
+	fs.Int64Var(&f.limit, "limit", 0, "stop after this many rows (0: all)")
 }
 
 // options returns the reader options for the given views.
 func (f *inputFlags) options(xcols, ycols []string) (dimeio.Options, error) {
-	opts := dimeio.Options{X: xcols, Y: ycols, BatchSize: f.batchSize, SkipInvalid: f.skipInvalid}
+	opts := dimeio.Options{X: xcols, Y: ycols, BatchSize: f.batchSize, SkipInvalid: f.skipInvalid, Limit: f.limit, Workers: f.workers}
 	if f.format != "" {
 		format, err := dimeio.ParseFormat(f.format)
 		if err != nil {
@@ -38,16 +47,24 @@ func (f *inputFlags) options(xcols, ycols []string) (dimeio.Options, error) {
 	if f.batchSize < 1 {
 		return opts, usagef("--batch-size %d: want at least 1", f.batchSize)
 	}
+	if f.limit < 0 {
+		return opts, usagef("--limit %d: want a number of rows, or 0 for all", f.limit)
+	}
+	where, err := dimeio.ParseWhere(f.where)
+	if err != nil {
+		return opts, usagef("--where %q: %v", f.where, strings.TrimPrefix(err.Error(), "dimeio: where: "))
+	}
+	opts.Where = where
 	return opts, nil
 }
 
-// open opens the input of a command.
-func (f *inputFlags) open(e *env, path string, xcols, ycols []string) (*dimeio.Reader, error) {
+// open opens the dataset of a command.
+func (f *inputFlags) open(ctx context.Context, e *env, args []string, xcols, ycols []string) (*dimeio.DatasetReader, error) {
 	opts, err := f.options(xcols, ycols)
 	if err != nil {
 		return nil, err
 	}
-	r, err := dimeio.Open(path, e.stdin, opts)
+	r, err := dimeio.OpenDataset(ctx, args, e.stdin, opts)
 	if err != nil {
 		return nil, inputError(err)
 	}
@@ -55,24 +72,33 @@ func (f *inputFlags) open(e *env, path string, xcols, ycols []string) (*dimeio.R
 }
 
 // inputError marks an error of reading the input as a usage error (exit 2):
-// a missing or unreadable file, a bad column, bad data.
+// a missing or unreadable file, a bad dataset, a bad column, bad data.
 func inputError(err error) error {
 	var pe *fs.PathError
-	if errors.Is(err, dimeio.ErrColumn) || errors.Is(err, dimeio.ErrFormat) || errors.Is(err, dimeio.ErrInvalidValue) || errors.As(err, &pe) {
+	if errors.Is(err, dimeio.ErrColumn) || errors.Is(err, dimeio.ErrFormat) || errors.Is(err, dimeio.ErrInvalidValue) ||
+		errors.Is(err, dimeio.ErrDataset) || errors.As(err, &pe) {
 		return usageError{err}
 	}
 	return err
 }
 
-// onePath returns the single positional argument of a command.
-func onePath(command string, pos []string) (string, error) {
-	switch len(pos) {
-	case 0:
-		return "", usagef("%s needs an input file (or - for an Arrow IPC stream on stdin)", command)
-	case 1:
-		return pos[0], nil
+// datasetArgs returns the positional arguments of a command: the files,
+// directories, globs and URLs of its dataset.
+func datasetArgs(command string, pos []string) ([]string, error) {
+	if len(pos) == 0 {
+		return nil, usagef("%s needs input: files, directories, quoted globs, s3:// (gs://, azblob://, file://) URLs, or - for an Arrow IPC stream on stdin", command)
 	}
-	return "", usagef("%s takes one input file, got %d arguments", command, len(pos))
+	return pos, nil
+}
+
+// describeInput names the input of a report: the arguments, and the number
+// of files when it is not one.
+func describeInput(args []string, r *dimeio.DatasetReader) string {
+	s := strings.Join(args, " ")
+	if n := r.Files(); n != 1 || len(args) != 1 {
+		s += fmt.Sprintf(" (%d files)", n)
+	}
+	return s
 }
 
 // sampleStream is the PCG stream constant of row samples ("dimesamp").
@@ -83,13 +109,15 @@ type sample struct {
 	x, y    *mat.Dense
 	seen    int64 // rows kept by the reader (the population sampled)
 	skipped int64
+	input   string // the dataset, described
 }
 
-// readSample reads every row of the input and keeps a uniform random sample
-// of at most n of them (reservoir sampling, Algorithm R, seeded), in constant
-// memory whatever the input's size.
-func readSample(e *env, in *inputFlags, path string, xcols, ycols []string, n int, seed uint64, prog string) (sample, error) {
-	r, err := in.open(e, path, xcols, ycols)
+// readSample reads every row of the dataset and keeps a uniform random
+// sample of at most n of them (reservoir sampling, Algorithm R, seeded), in
+// constant memory whatever the dataset's size: every row of every file has
+// the same chance.
+func readSample(e *env, in *inputFlags, args []string, xcols, ycols []string, n int, seed uint64, prog string) (sample, error) {
+	r, err := in.open(context.Background(), e, args, xcols, ycols)
 	if err != nil {
 		return sample{}, err
 	}
@@ -97,7 +125,7 @@ func readSample(e *env, in *inputFlags, path string, xcols, ycols []string, n in
 	dx, dy := r.DimX(), r.DimY()
 	xs, ys := make([]float64, 0, n*dx), make([]float64, 0, n*dy)
 	rng := rand.New(rand.NewPCG(seed, sampleStream))
-	p := newProgress(e, prog, "reading", r.TotalRows())
+	p := newProgress(e, prog, "reading", r.TotalRows()).files(r)
 	var seen int64
 	for r.Next() {
 		x, y := r.X(), r.Y()
@@ -122,9 +150,9 @@ func readSample(e *env, in *inputFlags, path string, xcols, ycols []string, n in
 	}
 	rows := len(xs) / dx
 	if rows < 2 {
-		return sample{}, usagef("%s: %d rows (%d skipped): need at least 2", path, rows, r.Skipped())
+		return sample{}, usagef("%s: %d rows (%d skipped): need at least 2", strings.Join(args, " "), rows, r.Skipped())
 	}
-	return sample{x: mat.NewDense(rows, dx, xs), y: mat.NewDense(rows, dy, ys), seen: seen, skipped: r.Skipped()}, nil
+	return sample{x: mat.NewDense(rows, dx, xs), y: mat.NewDense(rows, dy, ys), seen: seen, skipped: r.Skipped(), input: describeInput(args, r)}, nil
 }
 
 // checkSampleSize refuses sizes that the exact estimator cannot afford.
@@ -140,12 +168,12 @@ func checkSampleSize(n int, force bool) error {
 }
 
 // describeSample says what the exact commands looked at.
-func describeSample(path string, s sample) string {
+func describeSample(s sample) string {
 	rows, _ := s.x.Dims()
 	if int64(rows) < s.seen {
-		return fmt.Sprintf("%s (random sample of %d of %d rows)", path, rows, s.seen)
+		return fmt.Sprintf("%s (random sample of %d of %d rows)", s.input, rows, s.seen)
 	}
-	return path
+	return s.input
 }
 
 // sampleFlags are the flags of the commands that work on a sample of the
@@ -166,24 +194,27 @@ func (f *sampleFlags) register(fs *flagSet, defaultN int, help string) {
 
 // parse parses the command line and checks everything the sample commands
 // share, before any input is read.
-func (f *sampleFlags) parse(fs *flagSet, command string, args []string) (path string, xcols, ycols []string, cfg exact.Config, err error) {
+func (f *sampleFlags) parse(fs *flagSet, command string, args []string) (inputs, xcols, ycols []string, cfg exact.Config, err error) {
 	pos, err := parseFlags(fs, args)
 	if err != nil {
-		return "", nil, nil, cfg, err
+		return nil, nil, nil, cfg, err
 	}
-	if path, err = onePath(command, pos); err != nil {
-		return "", nil, nil, cfg, err
+	if inputs, err = datasetArgs(command, pos); err != nil {
+		return nil, nil, nil, cfg, err
 	}
 	if xcols, ycols, err = f.est.views(); err != nil {
-		return "", nil, nil, cfg, err
+		return nil, nil, nil, cfg, err
 	}
 	if cfg, err = f.est.exactConfig(); err != nil {
-		return "", nil, nil, cfg, err
+		return nil, nil, nil, cfg, err
 	}
-	return path, xcols, ycols, cfg, checkSampleSize(f.n, f.force)
+	if _, err := f.in.options(xcols, ycols); err != nil {
+		return nil, nil, nil, cfg, err
+	}
+	return inputs, xcols, ycols, cfg, checkSampleSize(f.n, f.force)
 }
 
 // read reads the sample.
-func (f *sampleFlags) read(e *env, path string, xcols, ycols []string) (sample, error) {
-	return readSample(e, &f.in, path, xcols, ycols, f.n, f.est.seed, f.est.progress)
+func (f *sampleFlags) read(e *env, inputs, xcols, ycols []string) (sample, error) {
+	return readSample(e, &f.in, inputs, xcols, ycols, f.n, f.est.seed, f.est.progress)
 }

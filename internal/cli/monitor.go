@@ -89,12 +89,13 @@ type block struct {
 }
 
 func runMonitor(e *env, args []string) error {
-	fs := newFlagSet(e, "monitor", "FILE|- --x COLS --y COLS (--window-rows N | --time-col COL --window DUR | --half-life N) [flags]")
+	fs := newFlagSet(e, "monitor", "INPUT...|- --x COLS --y COLS (--window-rows N | --time-col COL --window DUR | --half-life N) [flags]")
 	var ef estimatorFlags
 	ef.register(fs)
 	ef.registerRFF(fs)
 	var in inputFlags
 	in.register(fs)
+	in.workers = 1 // as for score: the estimator is the bottleneck
 	windowRows := fs.Int64("window-rows", 0, "tumbling windows of N rows (with --half-life: rows between reports, default the half-life)")
 	timeCol := fs.String("time-col", "", "time column (Arrow timestamp, or int64 epoch in --time-unit) for --window")
 	timeUnit := fs.String("time-unit", "s", "unit of an int64 time column: s, ms, us or ns")
@@ -110,7 +111,7 @@ func runMonitor(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	path, err := onePath("monitor", pos)
+	inputs, err := datasetArgs("monitor", pos)
 	if err != nil {
 		return err
 	}
@@ -182,15 +183,17 @@ func runMonitor(e *env, args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	type opened struct {
-		r   *dimeio.Reader
+		r   *dimeio.DatasetReader
 		err error
 	}
 	openc := make(chan opened, 1)
 	go func() {
-		r, err := dimeio.Open(path, e.stdin, opts)
+		// The files of a dataset are read in order, one window after
+		// another across them.
+		r, err := dimeio.OpenDataset(context.Background(), inputs, e.stdin, opts)
 		openc <- opened{r, err}
 	}()
-	var r *dimeio.Reader
+	var r *dimeio.DatasetReader
 	select {
 	case <-ctx.Done():
 		return nil // interrupted before any row: nothing to report

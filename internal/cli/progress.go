@@ -16,14 +16,30 @@ import (
 // progressInterval, and erases its line when done, so that nothing of it is
 // left in the output.
 type progress struct {
-	w       io.Writer
-	enabled bool
-	label   string
-	total   int64 // -1 when unknown
-	start   time.Time
-	last    time.Time
-	mu      sync.Mutex
-	drawn   bool
+	w         io.Writer
+	enabled   bool
+	label     string
+	total     int64 // -1 when unknown
+	start     time.Time
+	last      time.Time
+	mu        sync.Mutex
+	drawn     bool
+	fileCount fileCounter // nil: one input
+}
+
+// fileCounter counts the files of a dataset.
+type fileCounter interface {
+	Files() int
+	FilesDone() int
+}
+
+// files makes the report show the files done out of the dataset's, when it
+// has more than one.
+func (p *progress) files(c fileCounter) *progress {
+	if c.Files() > 1 {
+		p.fileCount = c
+	}
+	return p
 }
 
 const progressInterval = 200 * time.Millisecond
@@ -55,6 +71,9 @@ func (p *progress) update(rows int64) {
 	elapsed := now.Sub(p.start).Seconds()
 	rate := float64(rows) / max(elapsed, 1e-9)
 	line := fmt.Sprintf("%s: %d rows, %.0f rows/s", p.label, rows, rate)
+	if p.fileCount != nil {
+		line += fmt.Sprintf(", files %d/%d", p.fileCount.FilesDone(), p.fileCount.Files())
+	}
 	if p.total > 0 {
 		frac := min(float64(rows)/float64(p.total), 1)
 		line += fmt.Sprintf(", %.1f%%", 100*frac)

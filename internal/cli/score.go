@@ -1,21 +1,26 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"runtime/debug"
+	"strings"
 	"time"
 
-	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/stream"
 )
 
 func runScore(e *env, args []string) error {
-	fs := newFlagSet(e, "score", "FILE --x COLS --y COLS [flags]")
+	fs := newFlagSet(e, "score", "INPUT... --x COLS --y COLS [flags]")
 	var ef estimatorFlags
 	ef.register(fs)
 	ef.registerRFF(fs)
 	var in inputFlags
 	in.register(fs)
+	// One decoding goroutine ahead of the estimator: it decodes millions
+	// of rows/s where the estimator adds thousands, and each more worker
+	// would hold an open file and blocks in memory for nothing.
+	in.workers = 1
 	save := fs.String("save-state", "", "save the estimator's state to this file (combine shards with dime merge; - for stdout, the report then goes to stderr)")
 	force := fs.Bool("force", false, "let --save-state write through a symbolic link, FIFO or device (as the shell's > would)")
 	pilot := fs.Int("pilot-rows", stream.DefaultPilotRows, "rows held back to choose median or auto bandwidths")
@@ -23,11 +28,11 @@ func runScore(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	path, err := onePath("score", pos)
+	inputs, err := datasetArgs("score", pos)
 	if err != nil {
 		return err
 	}
-	out, err := newOutput(e, "--save-state", *save, *force, path)
+	out, err := newOutput(e, "--save-state", *save, *force, inputs...)
 	if err != nil {
 		return err
 	}
@@ -53,21 +58,21 @@ func runScore(e *env, args []string) error {
 		defer debug.SetGCPercent(debug.SetGCPercent(50))
 	}
 	start := time.Now()
-	opts, err := in.options(xcols, ycols)
-	if err != nil {
+	if _, err := in.options(xcols, ycols); err != nil {
 		return err
 	}
-	opts.Prefetch = true // decode the next batch while the estimator adds this one
-	r, err := dimeio.Open(path, e.stdin, opts)
+	// The dataset reader decodes ahead on goroutines of its own while the
+	// estimator adds the current block.
+	r, err := in.open(context.Background(), e, inputs, xcols, ycols)
 	if err != nil {
-		return inputError(err)
+		return err
 	}
 	defer r.Close()
 	est, err := stream.New(r.DimX(), r.DimY(), cfg)
 	if err != nil {
 		return err
 	}
-	p := newProgress(e, ef.progress, "score", r.TotalRows())
+	p := newProgress(e, ef.progress, "score", r.TotalRows()).files(r)
 	for r.Next() {
 		if err := est.Add(r.X(), r.Y(), r.Rows()); err != nil {
 			return err
@@ -80,7 +85,7 @@ func runScore(e *env, args []string) error {
 	}
 	est.Skip(r.Skipped())
 	if est.Rows() < 2 {
-		return usagef("%s: %d rows (%d skipped): need at least 2", path, est.Rows(), r.Skipped())
+		return usagef("%s: %d rows (%d skipped): need at least 2", strings.Join(inputs, " "), est.Rows(), r.Skipped())
 	}
 	res, err := est.Result()
 	if err != nil {
@@ -90,6 +95,6 @@ func runScore(e *env, args []string) error {
 		return err
 	}
 	rep := rffReport(res, time.Since(start))
-	rep.Input = path
+	rep.Input = describeInput(inputs, r)
 	return printReport(e.stdout, rep, ef.asJSON)
 }

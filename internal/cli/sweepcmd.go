@@ -35,25 +35,25 @@ type sweepOutput struct {
 }
 
 func runSweep(e *env, args []string) error {
-	fs := newFlagSet(e, "sweep", "FILE --x COLS --y COLS [flags]")
+	fs := newFlagSet(e, "sweep", "INPUT... --x COLS --y COLS [flags]")
 	var sf sampleFlags
 	sf.register(fs, exact.AutoSampleRows, "rows of the sample (each point costs P+3 eigenproblems of this size)")
 	plotPath := fs.String("plot", "", "draw DiME and MI against sigma to this .png or .svg file (- for a PNG on stdout)")
-	path, xcols, ycols, cfg, err := sf.parse(fs, "sweep", args)
+	inputs, xcols, ycols, cfg, err := sf.parse(fs, "sweep", args)
 	if err != nil {
 		return err
 	}
 	if err := checkPlotPath(*plotPath); err != nil {
 		return err
 	}
-	plotOut, err := newOutput(e, "--plot", *plotPath, sf.force, path)
+	plotOut, err := newOutput(e, "--plot", *plotPath, sf.force, inputs...)
 	if err != nil {
 		return err
 	}
 	// Sweep every view whose rule is auto, both when none is (the default
 	// --sigma fixed): sigma = scale × sqrt(d/2) over the auto rule's grid.
 	start := time.Now()
-	s, err := sf.read(e, path, xcols, ycols)
+	s, err := sf.read(e, inputs, xcols, ycols)
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func runSweep(e *env, args []string) error {
 	}
 	best := exact.BestDiME(points)
 	rows, _ := s.x.Dims()
-	out := sweepOutput{Input: describeSample(path, s), Rows: rows, Kernel: cfg.Kernel.String(), Alpha: cfg.Alpha,
+	out := sweepOutput{Input: describeSample(s), Rows: rows, Kernel: cfg.Kernel.String(), Alpha: cfg.Alpha,
 		Permutations: cfg.Permutations, Seed: cfg.Seed,
 		AutoSigmaX: points[best].SigmaX, AutoSigmaY: points[best].SigmaY}
 	for i, p := range points {

@@ -7,6 +7,9 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/blas/gonum"
+
+	"github.com/dime-project/dime/internal/linalg/asm"
 )
 
 // Benchmarks of the dense kernels on every backend compiled in (both with
@@ -73,6 +76,171 @@ func BenchmarkSyrk(b *testing.B) {
 				}
 				flops := float64(rows) * float64(k) * float64(k+1)
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	})
+}
+
+// BenchmarkFMAPeak measures the FMA peak of one core with register-only
+// loops of twelve independent FMAs (kernel_amd64.s): the ceiling the
+// micro-kernels are measured against.
+func BenchmarkFMAPeak(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		ok    bool
+		f     func(int)
+		flops float64 // per iteration
+	}{
+		{"avx2", asm.HasAVX2, asm.FMAPeakAVX2, 12 * 4 * 2},
+		{"avx512", asm.HasAVX512, asm.FMAPeakAVX512, 12 * 8 * 2},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			if !c.ok {
+				b.Skip("not available on this CPU or build")
+			}
+			const iters = 1 << 20
+			t := startCPU(b)
+			for range b.N {
+				c.f(iters)
+			}
+			t.stop(c.flops * iters * float64(b.N))
+		})
+	}
+}
+
+// rankImpl is one implementation of the Dsyrk of BenchmarkRankK.
+type rankImpl struct {
+	name string
+	run  func(n, k int, a []float64, c []float64)
+}
+
+// extraRank and extraSyr2k are OpenBLAS's Dsyrk and Dsyr2k in a build with
+// the tag openblas (openblas_test.go), nil otherwise.
+var (
+	extraRank  []rankImpl
+	extraSyr2k func(ul blas.Uplo, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, c []float64, ldc int)
+)
+
+// BenchmarkRankK measures the blocked rank-k update C += ΦᵀΦ (upper) with
+// every micro-kernel, gonum's Dsyrk and OpenBLAS's (with the tag
+// openblas, one thread) for reference, on the accumulators' call: 256 rows of 2D features, D = 128 and 256 (the default), and a
+// taller Φ. GFLOP/s counts rows·n·(n+1) flops per call (the triangle).
+func BenchmarkRankK(b *testing.B) {
+	impls := []rankImpl{{"gonum", func(n, k int, a, c []float64) {
+		gonum.Implementation{}.Dsyrk(blas.Upper, blas.Trans, n, k, 1, a, n, 1, c, n)
+	}}}
+	for _, kern := range kernels64 {
+		impls = append(impls, rankImpl{kern.name, func(n, k int, a, c []float64) {
+			withKernel64(kern, func() { gonumBLAS{}.Dsyrk(blas.Upper, blas.Trans, n, k, 1, a, n, 1, c, n) })
+		}})
+	}
+	impls = append(impls, extraRank...)
+	for _, sh := range [][2]int{{256, 256}, {256, 512}, {4096, 512}} {
+		rows, n := sh[0], sh[1]
+		r := rand.New(rand.NewPCG(uint64(n), 3))
+		a := make([]float64, rows*n)
+		for i := range a {
+			a[i] = r.NormFloat64()
+		}
+		c := make([]float64, n*n)
+		for _, im := range impls {
+			b.Run(fmt.Sprintf("rows=%d/n=%d/%s", rows, n, im.name), func(b *testing.B) {
+				t := startCPU(b)
+				for range b.N {
+					im.run(n, rows, a, c)
+				}
+				t.stop(float64(rows) * float64(n) * float64(n+1) * float64(b.N))
+			})
+		}
+	}
+}
+
+// BenchmarkSyr2k measures the rank-2k update of LAPACK's tridiagonal
+// reduction (NoTrans, k = 32 columns, strided blocks of an n×n matrix) with
+// the blocked Dsyr2k and with gonum's. GFLOP/s counts 2·n·(n+1)·k flops.
+func BenchmarkSyr2k(b *testing.B) {
+	const n, k = 1024, 32
+	r := rand.New(rand.NewPCG(5, 3))
+	a := make([]float64, n*n)
+	for i := range a {
+		a[i] = r.NormFloat64()
+	}
+	w := make([]float64, n*k)
+	for i := range w {
+		w[i] = r.NormFloat64()
+	}
+	c := make([]float64, n*n)
+	run := map[string]func(){
+		"gonum": func() {
+			gonum.Implementation{}.Dsyr2k(blas.Upper, blas.NoTrans, n-k, k, -1, a[n-k:], n, w, k, 1, c, n)
+		},
+		"blocked": func() {
+			gonumBLAS{}.Dsyr2k(blas.Upper, blas.NoTrans, n-k, k, -1, a[n-k:], n, w, k, 1, c, n)
+		},
+	}
+	names := []string{"gonum", "blocked"}
+	if extraSyr2k != nil {
+		run["openblas"] = func() { extraSyr2k(blas.Upper, n-k, k, -1, a[n-k:], n, w, k, c, n) }
+		names = append(names, "openblas")
+	}
+	for _, name := range names {
+		b.Run(name, func(b *testing.B) {
+			t := startCPU(b)
+			for range b.N {
+				run[name]()
+			}
+			t.stop(2 * float64(n-k) * float64(n-k+1) * k * float64(b.N))
+		})
+	}
+}
+
+// BenchmarkMicroKernel runs each micro-kernel alone on packed panels that
+// stay in the L1 cache (k = 64), adding into one tile: the ceiling of the
+// blocked update with that kernel.
+func BenchmarkMicroKernel(b *testing.B) {
+	const k = 64
+	for _, kern := range kernels64 {
+		b.Run(kern.name, func(b *testing.B) {
+			lp := make([]float64, k*kern.w)
+			rp := make([]float64, k*kern.nr())
+			c := make([]float64, kern.mr*kern.nr())
+			t := startCPU(b)
+			for range b.N {
+				kern.fn(k, &lp[0], &rp[0], k*kern.w*8, &c[0], kern.nr(), 1)
+			}
+			t.stop(2 * float64(k*kern.mr*kern.nr()) * float64(b.N))
+		})
+	}
+}
+
+// BenchmarkAddAtA measures AddAtA, the accumulators' update, on 256 rows of
+// 512 features with float64 and float32 products on every backend compiled
+// in (and, with OpenBLAS, float32 through its ssyrk). GFLOP/s counts
+// rows·n·(n+1) flops per call, whatever the precision.
+func BenchmarkAddAtA(b *testing.B) {
+	const rows, n = 256, 512
+	r := rand.New(rand.NewPCG(6, 3))
+	a := blas64.General{Rows: rows, Cols: n, Stride: n, Data: make([]float64, rows*n)}
+	for i := range a.Data {
+		a.Data[i] = r.NormFloat64()
+	}
+	c := blas64.Symmetric{N: n, Stride: n, Uplo: blas.Upper, Data: make([]float64, n*n)}
+	forEachBackend(b, func(b *testing.B) {
+		for _, variant := range []string{"float64", "float32", "float32-ssyrk"} {
+			if variant == "float32-ssyrk" && Current() != OpenBLAS {
+				continue
+			}
+			prec := map[string]Precision{"float64": Float64, "float32": Float32, "float32-ssyrk": Float32}[variant]
+			b.Run(variant, func(b *testing.B) {
+				forceSsyrk32 = variant == "float32-ssyrk"
+				defer func() { forceSsyrk32 = false }()
+				t := startCPU(b)
+				for range b.N {
+					if err := AddAtA(prec, 1, a, c); err != nil {
+						b.Fatal(err)
+					}
+				}
+				t.stop(float64(rows) * n * (n + 1) * float64(b.N))
 			})
 		}
 	})

@@ -23,6 +23,7 @@ type SymEigensolver struct {
 	iwork   []int32 // LAPACK's integer workspace (OpenBLAS backend)
 	n       int     // size the workspace was made for
 	backend Backend // backend the workspace was made for
+	routine uint8   // LAPACK driver the workspace was made for (OpenBLAS backend)
 }
 
 // EigenvaluesInPlace writes the eigenvalues of the symmetric matrix a, in

@@ -47,8 +47,66 @@ func init() {
 
 func useOpenBLAS() { blas64.Use(netlib.Implementation{}) }
 
-// lapackeEigenvalues is EigenvaluesInPlace with LAPACK's dsyevd through
-// LAPACKE, for len(dst) = n > 0.
+// lapackRoutine names the LAPACK driver of the OpenBLAS backend's
+// eigensolver. All three are values-only: a reduction to tridiagonal form,
+// then dsterf's root-free QR iteration (dsyevd does divide and conquer only
+// for eigenvectors).
+type lapackRoutine uint8
+
+const (
+	// dsyevd reduces in one stage (dsytrd: half of its flops in
+	// matrix-vector products, memory-bound).
+	dsyevd lapackRoutine = iota
+	// dsyevd2stage reduces in two stages (dsytrd_2stage): to a band by
+	// blocked matrix-matrix updates, then to tridiagonal by bulge chasing
+	// on the band.
+	dsyevd2stage
+	// dsyev2stage is dsyev's two-stage driver: the same work as
+	// dsyevd2stage for eigenvalues only.
+	dsyev2stage
+)
+
+func (r lapackRoutine) String() string {
+	return [...]string{dsyevd: "dsyevd", dsyevd2stage: "dsyevd_2stage", dsyev2stage: "dsyev_2stage"}[r]
+}
+
+// twoStageMinN is the order from which the OpenBLAS backend uses the
+// two-stage reduction (dsyevd_2stage); below it, dsyevd. Measured with
+// BenchmarkLAPACKEigenvalues (CPU ms per solve on one thread, Debian 12's
+// OpenBLAS 0.3.21 and LAPACK 3.11, AMD EPYC Zen 4, busy machine):
+//
+//	n      dsyevd     dsyevd_2stage   dsyev_2stage
+//	256    2.4–2.6    4.7–5.0         5.0–5.1
+//	512    15.0–15.2  22–24           22–25
+//	1024   82–87      102–117         102–118
+//	1536   252–272    287–310         267–276
+//	2048   671–852    638–647         643–651
+//	3072   3250       1831            —
+//
+// The second stage (bulge chasing on the band) is reference LAPACK code that
+// OpenBLAS does not optimize, so the two-stage reduction only pays from
+// about n = 2048, where the first stage's matrix-matrix updates save more
+// than the bulge chasing costs. dsyev_2stage does the same work as
+// dsyevd_2stage for eigenvalues only.
+const twoStageMinN = 2048
+
+// eigenRoutine, if set, forces the driver of the OpenBLAS backend (tests
+// and benchmarks compare them); otherwise routineFor chooses by size.
+var eigenRoutine *lapackRoutine
+
+// routineFor returns the LAPACK driver for an n×n eigenproblem.
+func routineFor(n int) lapackRoutine {
+	switch {
+	case eigenRoutine != nil:
+		return *eigenRoutine
+	case n >= twoStageMinN:
+		return dsyevd2stage
+	}
+	return dsyevd
+}
+
+// lapackeEigenvalues is EigenvaluesInPlace with LAPACK (routineFor(n))
+// through LAPACKE, for len(dst) = n > 0.
 //
 // a is row-major; LAPACKE's row-major interface would copy it into a
 // transposed buffer (a malloc and two n² copies per call). The transpose of a
@@ -67,27 +125,49 @@ func (s *SymEigensolver) lapackeEigenvalues(dst []float64, a blas64.Symmetric) (
 	if a.Uplo == blas.Lower {
 		uplo = 'U'
 	}
-	if s.n != n || s.backend != OpenBLAS || s.work == nil {
+	routine := routineFor(n)
+	if s.n != n || s.backend != OpenBLAS || s.routine != uint8(routine) || s.work == nil {
 		var work C.double
-		var iwork C.lapack_int
-		info := C.LAPACKE_dsyevd_work(C.LAPACK_COL_MAJOR, 'N', uplo, C.lapack_int(n),
-			nil, C.lapack_int(a.Stride), nil, &work, -1, &iwork, -1)
-		if info != 0 {
-			return nil, fmt.Errorf("linalg: dsyevd workspace query failed (info %d)", int(info))
+		var iwork C.lapack_int = 1
+		var info C.lapack_int
+		switch routine {
+		case dsyevd:
+			info = C.LAPACKE_dsyevd_work(C.LAPACK_COL_MAJOR, 'N', uplo, C.lapack_int(n),
+				nil, C.lapack_int(a.Stride), nil, &work, -1, &iwork, -1)
+		case dsyevd2stage:
+			info = C.LAPACKE_dsyevd_2stage_work(C.LAPACK_COL_MAJOR, 'N', uplo, C.lapack_int(n),
+				nil, C.lapack_int(a.Stride), nil, &work, -1, &iwork, -1)
+		case dsyev2stage:
+			info = C.LAPACKE_dsyev_2stage_work(C.LAPACK_COL_MAJOR, 'N', uplo, C.lapack_int(n),
+				nil, C.lapack_int(a.Stride), nil, &work, -1)
 		}
-		s.work = make([]float64, int(work))
-		s.iwork = make([]int32, int(iwork))
-		s.n, s.backend = n, OpenBLAS
+		if info != 0 {
+			return nil, fmt.Errorf("linalg: %v workspace query failed (info %d)", routine, int(info))
+		}
+		s.work = make([]float64, max(1, int(work)))
+		s.iwork = make([]int32, max(1, int(iwork)))
+		s.n, s.backend, s.routine = n, OpenBLAS, uint8(routine)
 	}
-	info := C.LAPACKE_dsyevd_work(C.LAPACK_COL_MAJOR, 'N', uplo, C.lapack_int(n),
-		(*C.double)(&a.Data[0]), C.lapack_int(a.Stride), (*C.double)(&dst[0]),
-		(*C.double)(&s.work[0]), C.lapack_int(len(s.work)),
-		(*C.lapack_int)(unsafe.Pointer(&s.iwork[0])), C.lapack_int(len(s.iwork)))
+	ap, wp := (*C.double)(&a.Data[0]), (*C.double)(&dst[0])
+	work, lwork := (*C.double)(&s.work[0]), C.lapack_int(len(s.work))
+	iwork, liwork := (*C.lapack_int)(unsafe.Pointer(&s.iwork[0])), C.lapack_int(len(s.iwork))
+	var info C.lapack_int
+	switch routine {
+	case dsyevd:
+		info = C.LAPACKE_dsyevd_work(C.LAPACK_COL_MAJOR, 'N', uplo, C.lapack_int(n),
+			ap, C.lapack_int(a.Stride), wp, work, lwork, iwork, liwork)
+	case dsyevd2stage:
+		info = C.LAPACKE_dsyevd_2stage_work(C.LAPACK_COL_MAJOR, 'N', uplo, C.lapack_int(n),
+			ap, C.lapack_int(a.Stride), wp, work, lwork, iwork, liwork)
+	case dsyev2stage:
+		info = C.LAPACKE_dsyev_2stage_work(C.LAPACK_COL_MAJOR, 'N', uplo, C.lapack_int(n),
+			ap, C.lapack_int(a.Stride), wp, work, lwork)
+	}
 	switch {
 	case info > 0:
 		return nil, ErrNoConvergence
 	case info < 0:
-		return nil, fmt.Errorf("linalg: dsyevd: argument %d is invalid", -int(info))
+		return nil, fmt.Errorf("linalg: %v: argument %d is invalid", routine, -int(info))
 	}
 	return dst, nil
 }
@@ -117,3 +197,27 @@ func configureThreads() {
 
 // openblasThreads returns the number of threads OpenBLAS uses per call.
 func openblasThreads() int { return int(C.openblas_get_num_threads()) }
+
+// openblasAddAtA32 is AddAtA with Float32 on the OpenBLAS backend: each
+// block of at most block32 rows of A is rounded to float32, OpenBLAS's
+// ssyrk writes its AᵀA into a float32 scratch matrix (beta = 0), and the
+// scratch's upper triangle, times alpha, is added into c.
+func openblasAddAtA32(alpha float64, a blas64.General, c blas64.Symmetric) {
+	n := a.Cols
+	s := pool32BLAS.Get().(*scratch32)
+	defer pool32BLAS.Put(s)
+	s.a = grow(s.a, min(a.Rows, block32)*n)
+	s.c = grow(s.c, n*n)
+	for r0 := 0; r0 < a.Rows; r0 += block32 {
+		rows := min(block32, a.Rows-r0)
+		for r := range rows {
+			src := a.Data[(r0+r)*a.Stride : (r0+r)*a.Stride+n]
+			dst := s.a[r*n : r*n+n]
+			for j, v := range src {
+				dst[j] = float32(v)
+			}
+		}
+		netlib.Implementation{}.Ssyrk(blas.Upper, blas.Trans, n, rows, float32(alpha), s.a[:rows*n], n, 0, s.c, n)
+		addUpper32(c, s.c)
+	}
+}

@@ -22,3 +22,9 @@ func (s *SymEigensolver) lapackeEigenvalues([]float64, blas64.Symmetric) ([]floa
 
 // openblasThreads is 0: there is no OpenBLAS in this build.
 func openblasThreads() int { return 0 }
+
+// openblasAddAtA32 is never called in this build: Current is Gonum and
+// forceSsyrk32 is only set by tests with OpenBLAS available.
+func openblasAddAtA32(float64, blas64.General, blas64.Symmetric) {
+	panic("linalg: OpenBLAS backend not compiled in")
+}

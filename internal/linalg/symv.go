@@ -16,8 +16,10 @@ import (
 // both strided. gonum's Dsymv takes its scalar path for strided vectors; in
 // exact DiME at n = 1024 that path was 72% of the time (about 1.2 GFLOP/s).
 // This Dsymv gathers x into a contiguous buffer, runs each row of the stored
-// triangle as one dot product and one axpy (gonum's assembly kernels), and
-// scatters the result into y.
+// triangle as one dot product and one axpy, and scatters the result into y.
+// With AVX2 or AVX-512 the dot product and the axpy of a row are one fused
+// assembly loop (package asm's DotAxpy), which reads the row once; without,
+// they are gonum's Ddot and Daxpy.
 type gonumBLAS struct {
 	gonum.Implementation
 }
@@ -55,16 +57,14 @@ func (impl gonumBLAS) Dsymv(ul blas.Uplo, n int, alpha float64, a []float64, lda
 		// symmetry, x[i]·A[i, i+1:] to ax[i+1:].
 		for i := range n {
 			row := a[i*lda+i+1 : i*lda+n]
-			ax[i] += a[i*lda+i]*xc[i] + impl.Ddot(len(row), row, 1, xc[i+1:], 1)
-			impl.Daxpy(len(row), xc[i], row, 1, ax[i+1:], 1)
+			ax[i] += a[i*lda+i]*xc[i] + dotAxpy.fn(row, xc[i+1:], ax[i+1:], xc[i])
 		}
 	} else {
 		// Row i holds A[i, 0:i+1]: it gives A[i, :i+1]·x[:i+1] to ax[i] and
 		// x[i]·A[i, :i] to ax[:i].
 		for i := range n {
 			row := a[i*lda : i*lda+i]
-			ax[i] += impl.Ddot(i, row, 1, xc[:i], 1) + a[i*lda+i]*xc[i]
-			impl.Daxpy(i, xc[i], row, 1, ax[:i], 1)
+			ax[i] += dotAxpy.fn(row, xc[:i], ax[:i], xc[i]) + a[i*lda+i]*xc[i]
 		}
 	}
 	for i, v := range ax {
@@ -76,3 +76,41 @@ func (impl gonumBLAS) Dsymv(ul blas.Uplo, n int, alpha float64, a []float64, lda
 	}
 	symvBuffers.Put(bufp)
 }
+
+// rowKernel is one implementation of a row of Dsymv: fn returns
+// Σ a[j]·x[j] and adds xi·a[j] to y[j], for j < len(a) (x and y at least as
+// long as a).
+type rowKernel struct {
+	name string
+	fn   func(a, x, y []float64, xi float64) float64
+}
+
+// gonumDotAxpy is the row of Dsymv with gonum's Ddot and Daxpy (SSE2
+// assembly on amd64), two passes over a.
+var gonumDotAxpy = rowKernel{"gonum", func(a, x, y []float64, xi float64) float64 {
+	impl := gonum.Implementation{}
+	d := impl.Ddot(len(a), a, 1, x, 1)
+	impl.Daxpy(len(a), xi, a, 1, y, 1)
+	return d
+}}
+
+// asmDotAxpy wraps an assembly row kernel with the bounds checks it cannot
+// make.
+func asmDotAxpy(name string, f func(n int, a, x, y *float64, xi float64) float64) rowKernel {
+	return rowKernel{name, func(a, x, y []float64, xi float64) float64 {
+		n := len(a)
+		if n == 0 {
+			return 0
+		}
+		_, _ = x[n-1], y[n-1]
+		return f(n, &a[0], &x[0], &y[0], xi)
+	}}
+}
+
+// rowKernels lists the row kernels this CPU can run (gonum's first);
+// dotAxpy is the one in use, the last (set by kernel_amd64.go; tests
+// change it).
+var (
+	rowKernels = []rowKernel{gonumDotAxpy}
+	dotAxpy    = gonumDotAxpy
+)

@@ -17,8 +17,17 @@ import (
 // |alpha|·n·max|A|·max|x| + |beta|·max|y|. The bound is 1e-15 of that scale;
 // a missing or misplaced product would be off by about 1e-3 of it.
 func TestDsymvMatchesGonum(t *testing.T) {
+	saved := dotAxpy
+	defer func() { dotAxpy = saved }()
+	for _, rk := range rowKernels {
+		dotAxpy = rk
+		t.Run(rk.name, testDsymvMatchesGonum)
+	}
+}
+
+func testDsymvMatchesGonum(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{1, 5, symvMinN, 33, 200} {
+	for _, n := range []int{1, 5, symvMinN, 17, 24, 33, 200} {
 		for _, ul := range []blas.Uplo{blas.Upper, blas.Lower} {
 			for _, pad := range []int{0, 3} {
 				for _, inc := range [][2]int{{1, 1}, {3, 2}, {n + pad, 1}} {

@@ -1,0 +1,56 @@
+//go:build !purego
+
+package asm
+
+import "golang.org/x/sys/cpu"
+
+//go:generate go run gen_kernels.go
+
+var (
+	// HasAVX2 reports whether the AVX2+FMA kernels can run.
+	HasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	// HasAVX512 reports whether the AVX-512 kernels can run.
+	HasAVX512 = cpu.X86.HasAVX512F
+)
+
+// DKern4x12AVX2 is the float64 AVX2+FMA kernel: w = 4, mr = 4, 12 YMM
+// accumulators.
+//
+//go:noescape
+func DKern4x12AVX2(k int, a, b *float64, bstride int, c *float64, ldc int, alpha float64)
+
+// DKern8x24AVX512 is the float64 AVX-512 kernel: w = 8, mr = 8, 24 ZMM
+// accumulators.
+//
+//go:noescape
+func DKern8x24AVX512(k int, a, b *float64, bstride int, c *float64, ldc int, alpha float64)
+
+// SKern4x24AVX2 is the float32 AVX2+FMA kernel: w = 8, mr = 4.
+//
+//go:noescape
+func SKern4x24AVX2(k int, a, b *float32, bstride int, c *float64, ldc int, alpha float64)
+
+// SKern8x48AVX512 is the float32 AVX-512 kernel: w = 16, mr = 8.
+//
+//go:noescape
+func SKern8x48AVX512(k int, a, b *float32, bstride int, c *float64, ldc int, alpha float64)
+
+// FMAPeakAVX2 runs n iterations of twelve independent register-only YMM
+// FMAs (96 float64 flops each).
+func FMAPeakAVX2(n int)
+
+// FMAPeakAVX512 runs n iterations of twelve independent register-only ZMM
+// FMAs (192 float64 flops each).
+func FMAPeakAVX512(n int)
+
+// DotAxpyAVX2 returns Σ a[j]·x[j] and adds xi·a[j] to y[j] for j < n,
+// reading a once (a row of a symmetric matrix-vector product), with AVX2
+// and FMA.
+//
+//go:noescape
+func DotAxpyAVX2(n int, a, x, y *float64, xi float64) (dot float64)
+
+// DotAxpyAVX512 is DotAxpyAVX2 with AVX-512.
+//
+//go:noescape
+func DotAxpyAVX512(n int, a, x, y *float64, xi float64) (dot float64)

@@ -1,0 +1,365 @@
+package io
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"gocloud.dev/blob"
+	_ "gocloud.dev/blob/azureblob" // azblob://
+	_ "gocloud.dev/blob/fileblob"  // file://
+	_ "gocloud.dev/blob/gcsblob"   // gs://
+	_ "gocloud.dev/blob/s3blob"    // s3://
+	"gocloud.dev/gcerrors"
+)
+
+// Object storage: a URL scheme://bucket/key?params names a bucket (the
+// scheme, the host and the query parameters, which gocloud.dev's openers
+// read: region, endpoint, use_path_style, …) and a key in it (the path).
+
+// schemes are the URL schemes the default bucket opener supports.
+var schemes = []string{"s3", "gs", "azblob", "file"}
+
+// isURL reports whether s is a URL rather than a local path.
+func isURL(s string) bool {
+	i := strings.Index(s, "://")
+	if i <= 0 {
+		return false
+	}
+	for _, c := range s[:i] {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// objectURL is a parsed object-storage URL.
+type objectURL struct {
+	bucket string // the URL of the bucket: scheme, host, parameters
+	key    string // the key or prefix in the bucket, without a leading "/"
+	u      *url.URL
+}
+
+func parseObjectURL(s string) (objectURL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return objectURL{}, newError(ErrDataset, s, nil, "not a valid URL: %v", err)
+	}
+	b := url.URL{Scheme: u.Scheme, Host: u.Host, RawQuery: u.RawQuery}
+	key := strings.TrimPrefix(u.Path, "/")
+	if u.Scheme == "file" {
+		// fileblob's bucket is a directory: the root, or with the host "."
+		// the current directory.
+		b.Path = "/"
+		if u.Host == "." {
+			b.Path = "/."
+		}
+	}
+	return objectURL{bucket: b.String(), key: key, u: u}, nil
+}
+
+// withKey returns the URL of another key of the same bucket.
+func (o objectURL) withKey(key string) string {
+	u := *o.u
+	u.Path, u.RawPath = "/"+key, ""
+	return u.String()
+}
+
+// buckets opens buckets by URL, once each, and closes them together.
+type buckets struct {
+	open func(ctx context.Context, url string) (*blob.Bucket, error)
+	mu   sync.Mutex
+	m    map[string]*blob.Bucket
+}
+
+func newBuckets(opts Options) *buckets {
+	return &buckets{open: opts.OpenBucket, m: map[string]*blob.Bucket{}}
+}
+
+// get returns the bucket of the URL o.
+func (b *buckets) get(ctx context.Context, o objectURL, source string) (*blob.Bucket, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if bk, ok := b.m[o.bucket]; ok {
+		return bk, nil
+	}
+	open := b.open
+	if open == nil {
+		known := false
+		for _, s := range schemes {
+			known = known || strings.EqualFold(o.u.Scheme, s)
+		}
+		if !known {
+			return nil, newError(ErrDataset, source, nil, "unsupported scheme %q (want a local path, or s3://, gs://, azblob:// or file://)", o.u.Scheme+"://")
+		}
+		open = blob.OpenBucket
+	}
+	bk, err := open(ctx, o.bucket)
+	if err != nil {
+		return nil, newError(ErrDataset, source, err, "cannot open the bucket")
+	}
+	b.m[o.bucket] = bk
+	return bk, nil
+}
+
+func (b *buckets) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for k, bk := range b.m {
+		bk.Close()
+		delete(b.m, k)
+	}
+}
+
+// blobError turns an error of object storage into one line naming the
+// object.
+func blobError(source string, err error, what string) error {
+	switch gcerrors.Code(err) {
+	case gcerrors.NotFound:
+		return newError(ErrDataset, source, err, "%s: not found", what)
+	case gcerrors.PermissionDenied:
+		return newError(ErrDataset, source, err, "%s: permission denied", what)
+	}
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	if strings.HasPrefix(source, "s3://") && strings.Contains(err.Error(), "region") {
+		what += " (set AWS_REGION, or add ?region=… to the URL)"
+	}
+	return newError(ErrDataset, source, err, "%s", what)
+}
+
+// openObject returns the bucket and key of an object input and its size
+// (size, or from the object's attributes when size < 0).
+func openObject(ctx context.Context, bk *buckets, path string, size int64) (*blob.Bucket, string, int64, error) {
+	o, err := parseObjectURL(path)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	b, err := bk.get(ctx, o, path)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	if size < 0 {
+		attrs, err := b.Attributes(ctx, o.key)
+		if err != nil {
+			return nil, "", 0, blobError(path, err, "reading the object's attributes")
+		}
+		size = attrs.Size
+	}
+	return b, o.key, size, nil
+}
+
+// resolveURL returns the data files of an object-storage URL: an object, a
+// prefix (a key ending in "/", the bucket alone, or a key that is no
+// object), or a glob.
+func resolveURL(ctx context.Context, arg string, opts Options) ([]Input, error) {
+	o, err := parseObjectURL(arg)
+	if err != nil {
+		return nil, err
+	}
+	bk := newBuckets(opts)
+	defer bk.close()
+	b, err := bk.get(ctx, o, arg)
+	if err != nil {
+		return nil, err
+	}
+	if isGlob(o.key) {
+		if !doublestar.ValidatePattern(o.key) {
+			return nil, newError(ErrDataset, arg, nil, "bad glob pattern")
+		}
+		base, glob := doublestar.SplitPattern(o.key)
+		prefix := ""
+		if base != "." {
+			prefix = strings.TrimSuffix(base, "/") + "/"
+		}
+		s := &selection{arg: arg, glob: glob, format: opts.Format}
+		if err := listPrefix(ctx, b, o, prefix, s); err != nil {
+			return nil, err
+		}
+		return s.result("the glob")
+	}
+	if o.key != "" && !strings.HasSuffix(o.key, "/") {
+		attrs, err := b.Attributes(ctx, o.key)
+		switch {
+		case err == nil:
+			f := opts.Format
+			if f == Auto {
+				if f, err = FormatFromPath(o.key); err != nil {
+					return nil, newError(ErrFormat, arg, nil, "cannot tell the format from the extension (want .parquet, .pq, .arrow, .ipc, .feather, .arrows or .csv); name the format explicitly")
+				}
+			}
+			return []Input{{Path: arg, Size: attrs.Size, Format: f, Rows: -1}}, nil
+		case gcerrors.Code(err) != gcerrors.NotFound:
+			return nil, blobError(arg, err, "reading the object's attributes")
+		}
+		// No such object: a prefix?
+		s := &selection{arg: arg, format: opts.Format}
+		if err := listPrefix(ctx, b, o, o.key+"/", s); err != nil {
+			return nil, err
+		}
+		if s.matched == 0 && len(s.inputs) == 0 {
+			return nil, newError(ErrDataset, arg, nil, "no such object or prefix in the bucket")
+		}
+		return s.result("the prefix")
+	}
+	s := &selection{arg: arg, format: opts.Format}
+	if err := listPrefix(ctx, b, o, o.key, s); err != nil {
+		return nil, err
+	}
+	return s.result("the prefix")
+}
+
+// listPrefix adds the objects under prefix to s.
+func listPrefix(ctx context.Context, b *blob.Bucket, o objectURL, prefix string, s *selection) error {
+	it := b.List(&blob.ListOptions{Prefix: prefix})
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			if gcerrors.Code(err) == gcerrors.NotFound {
+				return newError(ErrDataset, s.arg, err, "the bucket does not exist")
+			}
+			return blobError(s.arg, err, "listing the bucket")
+		}
+		if obj.IsDir || strings.HasSuffix(obj.Key, "/") {
+			continue
+		}
+		s.add(candidate{path: o.withKey(obj.Key), rel: strings.TrimPrefix(obj.Key, prefix), size: obj.Size})
+	}
+}
+
+// blobFile reads an object at random, for Parquet and IPC files, with
+// ranged reads. A read continues the ranged read (one GET) that ended where
+// it starts, if there is one, so that a column chunk read page by page, or
+// the messages of an IPC file, cost one request per window of blobWindow
+// bytes rather than one per read; the bytes come as the decoder asks for
+// them, never the whole object at once.
+type blobFile struct {
+	ctx    context.Context
+	b      *blob.Bucket
+	key    string
+	source string
+	size   int64
+	pos    int64 // for Seek
+
+	mu      sync.Mutex
+	streams []*blobStream // open ranged reads, most recently used last
+}
+
+// blobStream is an open ranged read.
+type blobStream struct {
+	r        *blob.Reader
+	pos, end int64 // next byte it gives, end of its range
+}
+
+// blobWindow is the most a ranged read asks for: a column chunk of a few
+// MiB is one request; a read past it opens the next. (A variable for the
+// tests.)
+var blobWindow int64 = 8 << 20
+
+// blobStreams is how many ranged reads stay open: one per Parquet column
+// being read, and a few for footers and other reads.
+const blobStreams = 64
+
+func newBlobFile(ctx context.Context, b *blob.Bucket, key, source string, size int64) *blobFile {
+	return &blobFile{ctx: ctx, b: b, key: key, source: source, size: size}
+}
+
+// ReadAt implements io.ReaderAt.
+func (f *blobFile) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("negative offset %d", off)
+	}
+	if off >= f.size {
+		return 0, io.EOF
+	}
+	want := len(p)
+	var short error
+	if off+int64(want) > f.size {
+		want = int(f.size - off)
+		short = io.EOF
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var s *blobStream
+	for i, c := range f.streams {
+		if c.pos == off && off+int64(want) <= c.end {
+			s = c
+			f.streams = append(append(f.streams[:i:i], f.streams[i+1:]...), s)
+			break
+		}
+	}
+	if s == nil {
+		length := min(max(int64(want), blobWindow), f.size-off)
+		r, err := f.b.NewRangeReader(f.ctx, f.key, off, length, nil)
+		if err != nil {
+			return 0, blobError(f.source, err, "reading")
+		}
+		s = &blobStream{r: r, pos: off, end: off + length}
+		if len(f.streams) == blobStreams {
+			f.streams[0].r.Close()
+			f.streams = f.streams[1:]
+		}
+		f.streams = append(f.streams, s)
+	}
+	n, err := io.ReadFull(s.r, p[:want])
+	s.pos += int64(n)
+	if err != nil {
+		f.drop(s)
+		if err == io.ErrUnexpectedEOF || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return n, err
+	}
+	if s.pos == s.end {
+		f.drop(s)
+	}
+	return n, short
+}
+
+// drop closes a stream.
+func (f *blobFile) drop(s *blobStream) {
+	for i, c := range f.streams {
+		if c == s {
+			f.streams = append(f.streams[:i], f.streams[i+1:]...)
+			break
+		}
+	}
+	s.r.Close()
+}
+
+// Seek implements io.Seeker (Parquet's reader asks for the size).
+func (f *blobFile) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += f.pos
+	case io.SeekEnd:
+		offset += f.size
+	}
+	if offset < 0 {
+		return 0, fmt.Errorf("negative position %d", offset)
+	}
+	f.pos = offset
+	return offset, nil
+}
+
+// Close closes the open ranged reads.
+func (f *blobFile) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range f.streams {
+		s.r.Close()
+	}
+	f.streams = nil
+	return nil
+}

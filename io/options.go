@@ -1,0 +1,138 @@
+package io
+
+import (
+	"context"
+	"runtime"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"gocloud.dev/blob"
+)
+
+// Options select the columns of the two views and say how to read them. The
+// zero value of every field but X and Y is usable.
+type Options struct {
+	// Format is the file format; Auto (the zero value) tells it from the
+	// file extension, and the path "-" (stdin) is read as an IPC stream.
+	Format Format
+	// X and Y name the columns of the two views, in the order their values
+	// appear in a row of the view. A column is a number (float32, float64,
+	// or a signed or unsigned integer of any width) of width 1, or a
+	// fixed-size list of numbers (an embedding vector) whose width is the
+	// list size. Columns may come from anywhere in the schema, in any order;
+	// a column may appear in both views. At least one column is needed.
+	X, Y []string
+	// TimeColumn, if not empty, names a column of times: an Arrow timestamp
+	// of any unit, or an integer count of TimeUnit since the Unix epoch.
+	TimeColumn string
+	// TimeUnit is the unit of an integer TimeColumn (the zero value is
+	// arrow.Second). It is ignored for timestamp columns, which carry their
+	// own unit.
+	TimeUnit arrow.TimeUnit
+	// BatchSize is the number of rows read per record batch (Parquet, CSV):
+	// the size of the blocks Next returns before invalid rows are dropped.
+	// The default (0) is DefaultBatchSize. IPC files and streams come in the
+	// batches they were written with, which a reader must hold whole.
+	BatchSize int
+	// SkipInvalid drops a row from both views if any selected value of it
+	// (or its time) is null, NaN or infinite, and counts it (Skipped).
+	// Without it such a value stops the reading with a *ValueError.
+	SkipInvalid bool
+	// Comma is the field delimiter of CSV (default ',').
+	Comma rune
+	// Allocator allocates the Arrow buffers of the reader (default
+	// memory.DefaultAllocator). Tests pass a memory.CheckedAllocator.
+	Allocator memory.Allocator
+	// Prefetch makes a Reader read and extract the next block on a
+	// goroutine of its own while the caller works on the current one, so
+	// that decoding overlaps computation. It holds one more block (and
+	// starts reading at Open); blocks, counts and errors are the same as
+	// without it. Close stops the goroutine: close every Reader.
+	Prefetch bool
+
+	// Where keeps the files of a dataset whose hive partitions meet all
+	// these conditions (see ParseWhere); the others are never opened.
+	Where []Condition
+	// Limit, if positive, ends a DatasetReader after this many rows (kept
+	// rows, after SkipInvalid).
+	Limit int64
+	// Workers is the number of goroutines a DatasetReader decodes on, ahead
+	// of the caller, across files and Parquet row groups; the default (0)
+	// is GOMAXPROCS, at most 4. Results do not depend on it: the blocks
+	// are the same whatever the number of workers.
+	Workers int
+	// OpenBucket opens the bucket of an object-storage URL (the URL without
+	// the key: scheme, host and query parameters). The default is
+	// gocloud.dev's blob.OpenBucket, which knows s3://, gs://, azblob:// and
+	// file://; give your own for other schemes (mem:// in tests) or
+	// credentials set in code.
+	OpenBucket func(ctx context.Context, url string) (*blob.Bucket, error)
+
+	// headRows, if positive, is the number of rows of the first Parquet
+	// batch: a DatasetReader aligns the batches of a file that starts in
+	// the middle of a block of the dataset on the dataset's blocks, so
+	// that most blocks are handed over without a copy.
+	headRows int
+}
+
+// workers returns the number of decoding goroutines.
+func (o *Options) workers() int {
+	if o.Workers > 0 {
+		return o.Workers
+	}
+	return min(runtime.GOMAXPROCS(0), 4)
+}
+
+// DefaultBatchSize is the number of rows per record batch when
+// Options.BatchSize is 0, and of the IPC batches a TableWriter writes.
+// Measured on a Parquet file of 10 million rows of 20 float64 columns:
+// 16384-row batches read 12 million rows/s with a peak RSS of 122 MB, where
+// 65536-row batches read 10.5 million rows/s with 215 MB.
+const DefaultBatchSize = 16384
+
+func (o *Options) batchSize() int {
+	if o.BatchSize > 0 {
+		return o.BatchSize
+	}
+	return DefaultBatchSize
+}
+
+func (o *Options) allocator() memory.Allocator {
+	if o.Allocator != nil {
+		return o.Allocator
+	}
+	return memory.DefaultAllocator
+}
+
+// Block is a block of rows in row-major order: row i of X is
+// X[i*DimX:(i+1)*DimX], and likewise for Y. Extract resizes its slices,
+// reusing their memory, so one Block serves a whole stream without
+// allocating in steady state.
+type Block struct {
+	// X and Y hold Rows×DimX and Rows×DimY values.
+	X, Y []float64
+	// Times holds the time of each row in nanoseconds since the Unix epoch
+	// (UTC), or is nil without a time column.
+	Times []int64
+	// Rows is the number of rows.
+	Rows int
+}
+
+// resize makes b hold rows rows, reusing its memory.
+func (b *Block) resize(rows, dimX, dimY int, times bool) {
+	b.Rows = rows
+	b.X = grow(b.X, rows*dimX)
+	b.Y = grow(b.Y, rows*dimY)
+	if times {
+		b.Times = grow(b.Times, rows)
+	} else {
+		b.Times = nil
+	}
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
