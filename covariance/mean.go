@@ -15,7 +15,7 @@ import (
 // of a decayed window follows). It is described like an Accumulator, and
 // merges, decays, resets and encodes like one; Σ φ costs O(D) per row,
 // nothing beside the rank-k update of an Accumulator. The independence test
-// (TestIndependence) needs it. A Mean is not safe for concurrent use.
+// (Independence) needs it. A Mean is not safe for concurrent use.
 type Mean struct {
 	desc            Description
 	sum             []float64 // nil in the zero value
