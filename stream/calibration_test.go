@@ -255,3 +255,41 @@ func TestDefaultsRiseWithMI(t *testing.T) {
 		prev, prevNorm = r.DiME, r.DiMENormalized
 	}
 }
+
+// TestNormalizedIdentical checks the normalized score on Y = X (the same
+// columns, the same fixed bandwidth): 1 up to the noise of the frequency
+// draws (Y's and the copy's frequencies are independent draws of the same
+// kernel) and of the self terms' subset of chunks. d = 3, D = 64, 20 000
+// rows of X ~ N(0, I_3), seeds 31 to 35. Measured: 0.993 to 1.009 on
+// these seeds, 0.995 to 1.011 on 20 others (131 to 150).
+func TestNormalizedIdentical(t *testing.T) {
+	if testing.Short() {
+		t.Skip("5 × 20 000 rows")
+	}
+	const d, n = 3, 20000
+	for s := range 5 {
+		r := rand.New(rand.NewPCG(uint64(31+s), 0x1d))
+		x := make([]float64, n*d)
+		for i := range x {
+			x[i] = r.NormFloat64()
+		}
+		cfg := DefaultConfig()
+		cfg.Features, cfg.Seed = 64, uint64(31+s)
+		e, _ := New(d, d, cfg)
+		if err := e.Add(x, x, n); err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("seed %d: normalized %.4f (DiME %.4f, self %.4f and %.4f)", 31+s, res.DiMENormalized, res.DiME, res.DiMESelfX, res.DiMESelfY)
+		if math.Abs(res.DiMENormalized-1) > normalizedTolerance {
+			t.Errorf("seed %d: Y = X gives normalized %.4f, want 1 ± %g", 31+s, res.DiMENormalized, normalizedTolerance)
+		}
+	}
+}
+
+// normalizedTolerance is the bound of TestNormalizedIdentical: about three
+// times the largest deviation from 1 measured on 25 seeds (0.011).
+const normalizedTolerance = 0.03
