@@ -110,7 +110,7 @@ func binomialBand(n int, p float64) (lo, hi int) {
 // CALIBRATION.md's.
 func TestDefaultsCalibratedUnderIndependence(t *testing.T) {
 	if testing.Short() {
-		t.Skip("160 null datasets")
+		t.Skip("200 null datasets")
 	}
 	const n, perKind, D = 5000, 50, 32
 	tCrit := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: DefaultGroups - 1}.Quantile(0.975)
