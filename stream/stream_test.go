@@ -224,14 +224,23 @@ func TestPairing(t *testing.T) {
 				return
 			}
 			g, w := got.Sum(), want.Sum()
-			var worst float64
+			var worst, largest float64
 			for i := 0; i < g.SymmetricDim(); i++ {
 				for j := i; j < g.SymmetricDim(); j++ {
 					worst = math.Max(worst, math.Abs(g.At(i, j)-w.At(i, j)))
+					largest = math.Max(largest, math.Abs(w.At(i, j)))
 				}
 			}
-			if worst > 1e-12 {
-				t.Errorf("%s: %s differs by %g", name, what, worst)
+			// The estimator adds rank-256 updates (the blocked kernels of
+			// internal/linalg), the reference one row at a time: the sums
+			// differ by round-off that grows as √rows (a random walk of
+			// rounding errors) times the largest entry and 2⁻⁵². Measured:
+			// at most 0.34 of that scale over every case here (2.4e-12 on
+			// the 17 152-row one, AVX-512 kernel); the bound is 4 times it,
+			// and never below the 1e-12 of the smaller cases.
+			tol := math.Max(1e-12, 4*0x1p-52*math.Sqrt(want.Weight())*largest)
+			if worst > tol {
+				t.Errorf("%s: %s differs by %g (bound %g)", name, what, worst, tol)
 			}
 		}
 		checkMean := func(what string, got, want *covariance.Mean) {
