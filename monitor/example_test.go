@@ -30,10 +30,10 @@ func ExampleMonitor() {
 		panic(err)
 	}
 	// Output:
-	// window 0, rows [0, 5000): DiME 0.000, alert false
-	// window 1, rows [5000, 10000): DiME 0.001, alert false
-	// window 2, rows [10000, 15000): DiME 0.293, alert true
-	// window 3, rows [15000, 20000): DiME 0.289, alert true
+	// window 0, rows [0, 5000): DiME -0.001, alert false
+	// window 1, rows [5000, 10000): DiME 0.000, alert false
+	// window 2, rows [10000, 15000): DiME 0.295, alert true
+	// window 3, rows [15000, 20000): DiME 0.290, alert true
 }
 
 // Compare windows with a reference: the dependence of the first 4000 rows

@@ -361,7 +361,8 @@ func nanResult(e *stream.Estimator) stream.Result {
 		SigmaX: sx, SigmaY: sy, Features: cfg.Features, Variant: cfg.Variant, Permutations: cfg.Permutations, Seed: cfg.Seed,
 		XColumns: cfg.XColumns, YColumns: cfg.YColumns, HalfLife: cfg.HalfLife, ShuffleRows: cfg.ShuffleRows,
 		EntropyX: nan, EntropyY: nan, EntropyJoint: nan, MutualInformation: nan, DiME: nan, DiMEStdErr: nan,
-		DiMEAnalytic: nan, EntropyProduct: nan, PValue: nan, EffectiveRows: float64(e.Rows())}
+		DiMEAnalytic: nan, EntropyProduct: nan, PValue: nan, EffectiveRows: float64(e.Rows()),
+		DiMESelfX: nan, DiMESelfY: nan, DiMENormalized: nan, TestStatistic: nan, TestNullMean: nan, PValuePermutations: nan}
 }
 
 // alerts sets the window's alert from the thresholds.

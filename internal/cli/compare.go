@@ -66,7 +66,7 @@ func runCompare(e *env, args []string) error {
 		if D > rff.MaxFeatures {
 			return usagef("--features %d: want at most %d", D, rff.MaxFeatures)
 		}
-		if err := checkRFFMemory(D, ecfg.Permutations); err != nil {
+		if err := checkRFFMemory(D, ecfg.Permutations, 1); err != nil {
 			return err
 		}
 	}

@@ -20,6 +20,7 @@ type estimatorFlags struct {
 	features              int
 	variant               string
 	permutations          int
+	groups                int
 	seed                  uint64
 	shuffle               int
 	asJSON                bool
@@ -50,7 +51,14 @@ func (f *estimatorFlags) registerRFF(fs *flagSet) {
 	f.features = 256
 	fs.Var((*oneD)(&f.features), "features", "number `D` of random frequencies (2D features; memory grows as D²)")
 	fs.StringVar(&f.variant, "variant", "plain", "frequencies: plain or orthogonal (gaussian kernel only)")
-	fs.IntVar(&f.shuffle, "shuffle-buffer", 0, "rows to mix before pairing for the permutations (0: each batch; raise it for sorted input)")
+	fs.IntVar(&f.shuffle, "shuffle-buffer", 0, "rows to mix before they are paired for the permutations and cut into groups (0: each batch; raise it for sorted input)")
+	fs.IntVar(&f.groups, "groups", stream.DefaultGroups, "groups K of rows of the jackknife (bias and standard error of DiME; K-1 degrees of freedom)")
+	// The RFF estimator's default is the analytic one, without permutations.
+	f.permutations = 0
+	if fl := fs.Lookup("permutations"); fl != nil {
+		fl.DefValue = "0"
+		fl.Usage = "number P of permutations: 0 is the analytic estimator, its bias removed by the jackknife over --groups; P >= 1 the paper's permutation estimator"
+	}
 }
 
 // oneD is the --features flag of the commands that run one RFF estimator:
@@ -133,8 +141,8 @@ func (f *estimatorFlags) common() (kern exact.Kernel, bx, by exact.Bandwidth, er
 	if err := exact.CheckAlpha(f.alpha); err != nil {
 		return kern, bx, by, usagef("--alpha %v: want a finite number > 0", f.alpha)
 	}
-	if f.permutations < 1 || f.permutations > stream.MaxPermutations {
-		return kern, bx, by, usagef("--permutations %d: want 1 to %d", f.permutations, stream.MaxPermutations)
+	if f.permutations < 0 || f.permutations > stream.MaxPermutations {
+		return kern, bx, by, usagef("--permutations %d: want 0 (analytic) to %d", f.permutations, stream.MaxPermutations)
 	}
 	switch f.progress {
 	case "auto", "always", "never":
@@ -150,6 +158,9 @@ func (f *estimatorFlags) exactConfig() (exact.Config, error) {
 	kern, bx, by, err := f.common()
 	if err != nil {
 		return exact.Config{}, err
+	}
+	if f.permutations < 1 {
+		return exact.Config{}, usagef("--permutations %d: the exact estimator needs 1 to %d", f.permutations, stream.MaxPermutations)
 	}
 	return exact.Config{Kernel: kern, Alpha: f.alpha, SigmaX: bx, SigmaY: by, Permutations: f.permutations, Seed: f.seed}, nil
 }
@@ -174,12 +185,15 @@ func (f *estimatorFlags) streamConfig(xcols, ycols []string) (stream.Config, err
 	if f.shuffle < 0 {
 		return stream.Config{}, usagef("--shuffle-buffer %d: want 0 or more rows", f.shuffle)
 	}
-	if err := checkRFFMemory(f.features, f.permutations); err != nil {
+	if f.groups < 1 || f.groups > stream.MaxGroups {
+		return stream.Config{}, usagef("--groups %d: want 1 (no jackknife) to %d", f.groups, stream.MaxGroups)
+	}
+	if err := checkRFFMemory(f.features, f.permutations, f.groups); err != nil {
 		return stream.Config{}, err
 	}
 	return stream.Config{
 		Kernel: kern, Alpha: f.alpha, BandwidthX: bx, BandwidthY: by,
-		Features: f.features, Variant: variant, Permutations: f.permutations, Seed: f.seed,
+		Features: f.features, Variant: variant, Permutations: f.permutations, Groups: f.groups, Seed: f.seed,
 		ShuffleRows: f.shuffle, XColumns: xcols, YColumns: ycols,
 	}, nil
 }

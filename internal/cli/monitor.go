@@ -137,7 +137,7 @@ func runMonitor(e *env, args []string) error {
 	if *baselinePath != "" {
 		// The windows are estimated as the baseline was: flags that would
 		// choose otherwise are refused rather than ignored.
-		for _, name := range []string{"kernel", "sigma", "sigma-x", "sigma-y", "alpha", "features", "variant", "permutations", "seed", "shuffle-buffer", "pilot-rows"} {
+		for _, name := range []string{"kernel", "sigma", "sigma-x", "sigma-y", "alpha", "features", "variant", "permutations", "groups", "seed", "shuffle-buffer", "pilot-rows"} {
 			if fs.given(name) {
 				return usagef("--%s with --baseline: the windows take the baseline's estimator settings (kernel, bandwidths, D, P, seed); drop --%s", name, name)
 			}
@@ -147,7 +147,7 @@ func runMonitor(e *env, args []string) error {
 			return err
 		}
 		mcfg.Baseline, mcfg.BaselineBlocks, mcfg.AlertChangeP = base, *blocks, changeP.v
-		if err := checkRFFMemory(base.Config().Features, base.Config().Permutations); err != nil {
+		if err := checkRFFMemory(base.Config().Features, base.Config().Permutations, base.Config().Groups); err != nil {
 			return err
 		}
 	}

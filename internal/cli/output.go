@@ -54,6 +54,14 @@ type report struct {
 	DiME           number   `json:"dime"`
 	DiMEStdErr     number   `json:"dime_stderr"`
 	DiMEAnalytic   *number  `json:"dime_analytic,omitempty"` // rff
+	DiMENormalized *number  `json:"dime_normalized,omitempty"`
+	DiMEEstimator  string   `json:"dime_estimator,omitempty"` // rff: "analytic-jackknife" or "permutations"
+	Groups         int      `json:"groups,omitempty"`         // rff: K groups of the jackknife
+	DiMESelfX      *number  `json:"dime_self_x,omitempty"`    // rff: DiME(X;X'), the normalized score's self terms
+	DiMESelfY      *number  `json:"dime_self_y,omitempty"`
+	TestStatistic  *number  `json:"test_statistic,omitempty"` // rff: the RFF-HSIC statistic
+	TestNullMean   *number  `json:"test_null_mean,omitempty"` // rff: its expectation under independence
+	PValuePerms    *number  `json:"p_value_permutations,omitempty"`
 	PValue         *number  `json:"p_value,omitempty"`
 	TestPerms      int      `json:"test_permutations,omitempty"` // exact: null replicates of the p-value
 	Partial        bool     `json:"partial,omitempty"`           // score cut short by a signal: the rows read so far
@@ -76,8 +84,21 @@ func exactReport(r exact.Result, cfg exact.Config, xcols, ycols []string, elapse
 
 func rffReport(r stream.Result, elapsed time.Duration) report {
 	analytic, p := number(r.DiMEAnalytic), number(r.PValue)
+	norm, selfX, selfY := number(r.DiMENormalized), number(r.DiMESelfX), number(r.DiMESelfY)
+	stat, nullMean := number(r.TestStatistic), number(r.TestNullMean)
 	shuffle := r.ShuffleRows
+	how := "analytic-jackknife"
+	var pPerms *number
+	if r.Permutations > 0 {
+		how = "permutations"
+		if r.Permutations > 1 {
+			v := number(r.PValuePermutations)
+			pPerms = &v
+		}
+	}
 	return report{
+		DiMENormalized: &norm, DiMEEstimator: how, Groups: r.Groups, DiMESelfX: &selfX, DiMESelfY: &selfY,
+		TestStatistic: &stat, TestNullMean: &nullMean, PValuePerms: pPerms,
 		Estimator: "rff", Rows: r.Rows, SkippedRows: r.SkippedRows, XColumns: r.XColumns, YColumns: r.YColumns,
 		Kernel: r.Kernel.String(), Alpha: r.Alpha,
 		SigmaRuleX: r.BandwidthX.String(), SigmaRuleY: r.BandwidthY.String(), SigmaX: r.SigmaX, SigmaY: r.SigmaY,
@@ -151,12 +172,27 @@ func writeTable(w io.Writer, r report) error {
 	line("entropy y", "%s", fmtNumber(r.EntropyY))
 	line("entropy joint", "%s", fmtNumber(r.EntropyJoint))
 	line("mutual information", "%s", fmtNumber(r.MI))
-	line("DiME", "%s ± %s (P = %d permutations)", fmtNumber(r.DiME), fmtNumber(r.DiMEStdErr), r.Permutations)
+	switch r.DiMEEstimator {
+	case "analytic-jackknife":
+		line("DiME", "%s ± %s (analytic, its bias removed by the jackknife over %d groups of rows)", fmtNumber(r.DiME), fmtNumber(r.DiMEStdErr), r.Groups)
+	default:
+		line("DiME", "%s ± %s (P = %d permutations)", fmtNumber(r.DiME), fmtNumber(r.DiMEStdErr), r.Permutations)
+	}
 	if r.DiMEAnalytic != nil {
-		line("DiME analytic", "%s", fmtNumber(*r.DiMEAnalytic))
+		if r.Estimator == "rff" {
+			line("DiME analytic", "%s (plug-in, biased upward by about D/rows)", fmtNumber(*r.DiMEAnalytic))
+		} else {
+			line("DiME analytic", "%s", fmtNumber(*r.DiMEAnalytic))
+		}
+	}
+	if r.DiMENormalized != nil {
+		line("DiME normalized", "%s (0: independent, 1: Y = X; DiME / sqrt(DiME(X;X')·DiME(Y;Y')))", fmtNumber(*r.DiMENormalized))
 	}
 	if r.PValue != nil {
 		how := "t-approximation from the permuted accumulators"
+		if r.TestStatistic != nil {
+			how = fmt.Sprintf("RFF-HSIC test, statistic %.4g, %.4g expected if independent", float64(*r.TestStatistic), float64(*r.TestNullMean))
+		}
 		if r.Estimator == "exact" {
 			how = fmt.Sprintf("permutation test, %d null replicates: at least %.3g", r.TestPerms, 1/float64(r.TestPerms+1))
 		}
