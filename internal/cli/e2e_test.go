@@ -183,6 +183,32 @@ func TestScoreEachFormatMatchesLibrary(t *testing.T) {
 			t.Errorf("%s: stderr not empty without a terminal: %q", input, errs)
 		}
 	}
+	// At the defaults: the analytic estimator with the jackknife, the test
+	// and the normalized score.
+	cfg.Permutations = 0
+	est, _ = stream.New(2, 2, cfg)
+	for i := 0; i < n; i += batch {
+		est.Add(x[i*2:(i+batch)*2], y[i*2:(i+batch)*2], batch)
+	}
+	want, _ = est.Result()
+	code, out, errs := runBinary(t, nil, "score", filepath.Join(dir, "data.parquet"), "--x", "x0,x1", "--y", "y0,y1", "--features", "32",
+		"--batch-size", "1250", "--json")
+	if code != 0 {
+		t.Fatalf("defaults: exit %d: %s", code, errs)
+	}
+	m := decode(t, out)
+	if m["dime_estimator"] != "analytic-jackknife" || num(t, m, "groups") != stream.DefaultGroups || num(t, m, "permutations") != 0 {
+		t.Errorf("defaults: %v", m)
+	}
+	if _, ok := m["p_value_permutations"]; ok {
+		t.Errorf("defaults: a permutation p-value without permutations: %v", m)
+	}
+	for key, v := range map[string]float64{"dime": want.DiME, "dime_stderr": want.DiMEStdErr, "dime_analytic": want.DiMEAnalytic,
+		"dime_normalized": want.DiMENormalized, "dime_self_x": want.DiMESelfX, "p_value": want.PValue, "test_statistic": want.TestStatistic} {
+		if got := num(t, m, key); math.Abs(got-v) > 1e-12 {
+			t.Errorf("defaults: %s = %.15g, library %.15g", key, got, v)
+		}
+	}
 }
 
 // TestExactMatchesLibrary checks dime exact against exact.Estimate on all the
@@ -427,7 +453,9 @@ func TestBadInputs(t *testing.T) {
 		{"features zero", base(good, "--features", "0"), 2, []string{"--features"}},
 		{"features beyond memory", base(good, "--features", "60000"), 2, []string{"--features 60000", "GiB"}},
 		{"sample beyond memory", []string{"exact", good, "--x", "x0", "--y", "y0", "--sample", "1000000", "--force"}, 2, []string{"--sample", "GiB"}},
-		{"permutations zero", base(good, "--permutations", "0"), 2, []string{"--permutations"}},
+		{"permutations negative", base(good, "--permutations", "-1"), 2, []string{"--permutations"}},
+		{"exact without permutations", []string{"exact", good, "--x", "x0", "--y", "y0", "--permutations", "0"}, 2, []string{"--permutations 0"}},
+		{"groups zero", base(good, "--groups", "0"), 2, []string{"--groups"}},
 		{"bad kernel", base(good, "--kernel", "rbf"), 2, []string{"--kernel"}},
 		{"orthogonal laplacian", base(good, "--kernel", "laplacian", "--variant", "orthogonal"), 2, []string{"orthogonal"}},
 		{"no x", []string{"score", good, "--y", "y0"}, 2, []string{"--x"}},

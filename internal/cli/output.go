@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -54,9 +55,17 @@ type report struct {
 	DiMEStdErr     number   `json:"dime_stderr"`
 	DiMEAnalytic   *number  `json:"dime_analytic,omitempty"` // rff
 	DiMENormalized *number  `json:"dime_normalized,omitempty"`
+	DiMEEstimator  string   `json:"dime_estimator,omitempty"` // rff: "analytic-jackknife" or "permutations"
+	Groups         int      `json:"groups,omitempty"`         // rff: K groups of the jackknife
+	DiMESelfX      *number  `json:"dime_self_x,omitempty"`    // rff: DiME(X;X'), the normalized score's self terms
+	DiMESelfY      *number  `json:"dime_self_y,omitempty"`
+	TestStatistic  *number  `json:"test_statistic,omitempty"` // rff: the RFF-HSIC statistic
+	TestNullMean   *number  `json:"test_null_mean,omitempty"` // rff: its expectation under independence
+	PValuePerms    *number  `json:"p_value_permutations,omitempty"`
 	PValue         *number  `json:"p_value,omitempty"`
 	PValueTest     string   `json:"p_value_test,omitempty"`      // exact: "hsic" or "permutation"
 	TestPerms      int      `json:"test_permutations,omitempty"` // exact: null replicates of the permutation test
+	Partial        bool     `json:"partial,omitempty"`           // score cut short by a signal: the rows read so far
 	ElapsedSeconds float64  `json:"elapsed_seconds"`
 }
 
@@ -82,8 +91,21 @@ func exactReport(r exact.Result, cfg exact.Config, xcols, ycols []string, elapse
 
 func rffReport(r stream.Result, elapsed time.Duration) report {
 	analytic, p := number(r.DiMEAnalytic), number(r.PValue)
+	norm, selfX, selfY := number(r.DiMENormalized), number(r.DiMESelfX), number(r.DiMESelfY)
+	stat, nullMean := number(r.TestStatistic), number(r.TestNullMean)
 	shuffle := r.ShuffleRows
+	how := "analytic-jackknife"
+	var pPerms *number
+	if r.Permutations > 0 {
+		how = "permutations"
+		if r.Permutations > 1 {
+			v := number(r.PValuePermutations)
+			pPerms = &v
+		}
+	}
 	return report{
+		DiMENormalized: &norm, DiMEEstimator: how, Groups: r.Groups, DiMESelfX: &selfX, DiMESelfY: &selfY,
+		TestStatistic: &stat, TestNullMean: &nullMean, PValuePerms: pPerms,
 		Estimator: "rff", Rows: r.Rows, SkippedRows: r.SkippedRows, XColumns: r.XColumns, YColumns: r.YColumns,
 		Kernel: r.Kernel.String(), Alpha: r.Alpha,
 		SigmaRuleX: r.BandwidthX.String(), SigmaRuleY: r.BandwidthY.String(), SigmaX: r.SigmaX, SigmaY: r.SigmaY,
@@ -127,7 +149,7 @@ func fmtPValue(v number) string {
 
 // writeTable writes a report as aligned "name  value" lines.
 func writeTable(w io.Writer, r report) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTable(w, 0)
 	line := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...)) }
 	est := r.Estimator
 	if r.Estimator == "rff" {
@@ -144,6 +166,9 @@ func writeTable(w io.Writer, r report) error {
 	if r.SkippedRows > 0 {
 		rows += fmt.Sprintf(" (%d skipped)", r.SkippedRows)
 	}
+	if r.Partial {
+		rows += " (partial: interrupted, the rows read so far)"
+	}
 	line("rows", "%s", rows)
 	line("x columns", "%s", strings.Join(r.XColumns, ", "))
 	line("y columns", "%s", strings.Join(r.YColumns, ", "))
@@ -154,9 +179,18 @@ func writeTable(w io.Writer, r report) error {
 	line("entropy y", "%s", fmtNumber(r.EntropyY))
 	line("entropy joint", "%s", fmtNumber(r.EntropyJoint))
 	line("mutual information", "%s", fmtNumber(r.MI))
-	line("DiME", "%s ± %s (P = %d permutations)", fmtNumber(r.DiME), fmtNumber(r.DiMEStdErr), r.Permutations)
+	switch r.DiMEEstimator {
+	case "analytic-jackknife":
+		line("DiME", "%s ± %s (analytic, its bias removed by the jackknife over %d groups of rows)", fmtNumber(r.DiME), fmtNumber(r.DiMEStdErr), r.Groups)
+	default:
+		line("DiME", "%s ± %s (P = %d permutations)", fmtNumber(r.DiME), fmtNumber(r.DiMEStdErr), r.Permutations)
+	}
 	if r.DiMEAnalytic != nil {
-		line("DiME analytic", "%s", fmtNumber(*r.DiMEAnalytic))
+		if r.Estimator == "rff" {
+			line("DiME analytic", "%s (plug-in, biased upward by about D/rows)", fmtNumber(*r.DiMEAnalytic))
+		} else {
+			line("DiME analytic", "%s", fmtNumber(*r.DiMEAnalytic))
+		}
 	}
 	if r.DiMENormalized != nil {
 		line("DiME normalized", "%s (0: independent, 1: Y = X; DiME / sqrt(DiME(X;X')·DiME(Y;Y')))", fmtNumber(*r.DiMENormalized))
@@ -164,6 +198,8 @@ func writeTable(w io.Writer, r report) error {
 	if r.PValue != nil {
 		how := "t-approximation from the permuted accumulators"
 		switch {
+		case r.TestStatistic != nil:
+			how = fmt.Sprintf("RFF-HSIC test, statistic %.4g, %.4g expected if independent", float64(*r.TestStatistic), float64(*r.TestNullMean))
 		case r.Estimator == "exact" && r.PValueTest == "hsic":
 			how = "HSIC test of the same Gram matrices"
 		case r.Estimator == "exact":
@@ -191,4 +227,39 @@ func printReport(w io.Writer, r report, asJSON bool) error {
 		return writeJSON(w, r)
 	}
 	return writeTable(w, r)
+}
+
+// table is an aligned table whose lines lose their trailing spaces (the
+// padding of empty last cells) when it is flushed: a tabwriter into a
+// buffer.
+type table struct {
+	*tabwriter.Writer
+	buf bytes.Buffer
+	out io.Writer
+}
+
+// newTable returns a table with two spaces between columns and the given
+// tabwriter flags, written to w by Flush.
+func newTable(w io.Writer, flags uint) *table {
+	t := &table{out: w}
+	t.Writer = tabwriter.NewWriter(&t.buf, 0, 0, 2, ' ', flags)
+	return t
+}
+
+// Flush aligns the cells written so far and writes their lines.
+func (t *table) Flush() error {
+	if err := t.Writer.Flush(); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(t.buf.String(), "\n") {
+		nl := strings.HasSuffix(l, "\n")
+		b.WriteString(strings.TrimRight(l, " \n"))
+		if nl {
+			b.WriteByte('\n')
+		}
+	}
+	t.buf.Reset()
+	_, err := io.WriteString(t.out, b.String())
+	return err
 }
