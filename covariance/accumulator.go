@@ -38,9 +38,21 @@ const (
 	// PartPermuted sums joint features φ(x_i, y_π(i)) of permuted pairs; its
 	// Description.Index tells which of the permutation accumulators it is.
 	PartPermuted
+	// PartCopyX sums the features of X through the copy map of X
+	// (rff.PairSpec.CopyX): the part features of an identical copy X′.
+	PartCopyX
+	// PartCopyY sums the features of Y through the copy map of Y.
+	PartCopyY
+	// PartSelfX sums the joint features of the pairs (x_i, x_i) through X's
+	// map and its copy: e^{i(a_j + a′_j)·x_i}, the joint of X with X′.
+	PartSelfX
+	// PartSelfY sums the joint features of (y_i, y_i) through Y's map and
+	// its copy.
+	PartSelfY
 )
 
-var partNames = [...]string{PartX: "x", PartY: "y", PartJoint: "joint", PartPermuted: "permuted"}
+var partNames = [...]string{PartX: "x", PartY: "y", PartJoint: "joint", PartPermuted: "permuted",
+	PartCopyX: "copy-x", PartCopyY: "copy-y", PartSelfX: "self-x", PartSelfY: "self-y"}
 
 // String returns the part's name.
 func (p Part) String() string {
@@ -53,9 +65,12 @@ func (p Part) String() string {
 // Description identifies the features an accumulator sums: the feature maps
 // of the two views and which part of them.
 type Description struct {
-	Map   rff.PairSpec
-	Part  Part
-	Index int // which permutation accumulator, for PartPermuted; 0 otherwise
+	Map  rff.PairSpec
+	Part Part
+	// Index tells which permutation accumulator, for PartPermuted; for the
+	// other parts, which group of rows (package stream splits rows into
+	// groups for its jackknife; 0 for an accumulator of every row).
+	Index int
 }
 
 // MaxIndex bounds Description.Index.
@@ -69,7 +84,7 @@ func (d Description) Validate() error {
 	if int(d.Part) >= len(partNames) {
 		return fmt.Errorf("%w: unknown part %d", ErrInvalid, uint8(d.Part))
 	}
-	if d.Index < 0 || d.Index > MaxIndex || (d.Part != PartPermuted && d.Index != 0) {
+	if d.Index < 0 || d.Index > MaxIndex {
 		return fmt.Errorf("%w: index %d for part %v", ErrInvalid, d.Index, d.Part)
 	}
 	return nil

@@ -386,8 +386,11 @@ func TestScaleResetAndErrors(t *testing.T) {
 	if err := z.Add(px, 6); !errors.Is(err, ErrInvalid) {
 		t.Errorf("Add to zero value: %v", err)
 	}
-	if _, err := New(Description{Map: testMap, Part: PartX, Index: 2}); !errors.Is(err, ErrInvalid) {
-		t.Errorf("index on a non-permuted part: %v", err)
+	if _, err := New(Description{Map: testMap, Part: PartX, Index: -1}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("negative index: %v", err)
+	}
+	if _, err := New(Description{Map: testMap, Part: PartSelfY + 1}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("unknown part: %v", err)
 	}
 	ay := mustNew(t, Description{Map: testMap, Part: PartY})
 	if _, err := ProductOfMarginals(nil, ay, a); !errors.Is(err, ErrIncompatible) {

@@ -60,13 +60,20 @@ func (r *Reader) openCSV(in io.Reader, opts Options) error {
 		return newError(ErrFormat, r.source, err, "reading CSV row 0")
 	}
 
-	// Columns to read: each selected name once, time last.
+	// Columns to read: each selected name once (globs expanded against the
+	// header), time last.
+	if err := expandViews(r.source, withPartitionKeys(header, r.parts), &opts); err != nil {
+		return err
+	}
 	var names []string
 	for _, name := range append(append([]string{}, opts.X...), opts.Y...) {
 		if _, ok := partitionValue(r.parts, name); ok && !slices.Contains(header, name) {
 			continue // a partition key, which the Extractor reads
 		}
 		if _, err := findColumn(r.source, header, name); err != nil {
+			if sl, ok := parseSlice(name); ok && slices.Contains(header, sl.name) {
+				return newError(ErrColumn, r.source, nil, "column %q is a CSV number: a slice [%s] needs a fixed-size list (Parquet or Arrow)", sl.name, sl.text())
+			}
 			return err
 		}
 		if !slices.Contains(names, name) {

@@ -19,6 +19,11 @@
 //	}
 //	if err := r.Err(); err != nil { … }
 //
+// The names in Options.X and Options.Y may be globs ("emb_*", "x[0-9]"),
+// expanded against the schema or CSV header in schema order, and slices of
+// a fixed-size list column ("emb[0:128]", "emb[128:]"): see ExpandColumns;
+// Reader.Columns reports what they picked.
+//
 // A block is valid until the next call to Next, whose buffers it reuses, and
 // each record batch is released when the next is read: memory depends on
 // Options.BatchSize (16384 rows by default) and on the width of the views,

@@ -46,10 +46,14 @@ type column struct {
 	typ   arrow.DataType // its type
 	view  view
 	off   int // position of its first value in a row of the view
-	width int // 1, or the size of a fixed-size list
+	width int // 1, or the number of elements read of a fixed-size list
 	list  bool
-	unit  arrow.TimeUnit // of a time column
-	vals  values         // typed access to the current batch
+	// A fixed-size list has stride elements a row, of which elements
+	// first to first+width are read: all of them, or a slice name[lo:hi].
+	stride, first int
+	slice         *listSlice     // the slice asked for, if any
+	unit          arrow.TimeUnit // of a time column
+	vals          values         // typed access to the current batch
 }
 
 // badValue is the first invalid value of a batch.
@@ -93,6 +97,9 @@ func newExtractor(source string, schema *arrow.Schema, opts Options, parts []Par
 	e := &Extractor{source: source, skip: opts.SkipInvalid, maxAbs: math.Inf(1), first: badValue{row: -1}}
 	if opts.MaxAbs > 0 {
 		e.maxAbs = opts.MaxAbs
+	}
+	if err := expandViews(source, withPartitionKeys(fieldNames(schema), parts), &opts); err != nil { // globs: colpattern.go
+		return nil, err
 	}
 	for v, names := range [][]string{opts.X, opts.Y} {
 		off := 0
@@ -160,9 +167,24 @@ func (e *Extractor) resolve(schema *arrow.Schema, name string) (*column, error) 
 	}
 	i, err := findColumn(e.source, names, name)
 	if err != nil {
-		return nil, err
+		sl, ok := parseSlice(name)
+		if !ok || !containsName(names, sl.name) {
+			return nil, err
+		}
+		if i, err = findColumn(e.source, names, sl.name); err != nil {
+			return nil, err
+		}
+		return &column{name: sl.name, field: i, typ: schema.Field(i).Type, width: 1, slice: &sl}, nil
 	}
 	return &column{name: name, field: i, typ: schema.Field(i).Type, width: 1}, nil
+}
+
+// label returns the column's name as selected: name, or name[lo:hi].
+func (c *column) label() string {
+	if c.slice == nil {
+		return c.name
+	}
+	return fmt.Sprintf("%s[%d:%d]", c.name, c.first, c.first+c.width)
 }
 
 // findColumn returns the index of the only column with the given name.
@@ -193,9 +215,19 @@ func (c *column) numeric(source string) error {
 		if t.Len() < 1 {
 			return newError(ErrColumn, source, nil, "column %q is a fixed-size list of size %d, want at least 1", c.name, t.Len())
 		}
-		c.list, c.width, elem = true, int(t.Len()), t.Elem()
+		c.list, c.stride, c.width, elem = true, int(t.Len()), int(t.Len()), t.Elem()
+		if c.slice != nil {
+			lo, hi, err := c.slice.bounds(c.stride)
+			if err != nil {
+				return newError(ErrColumn, source, nil, "column %q, a fixed-size list of size %d: slice [%s]: %v", c.name, c.stride, c.slice.text(), err)
+			}
+			c.first, c.width = lo, hi-lo
+		}
 	case *arrow.ListType, *arrow.LargeListType, *arrow.ListViewType, *arrow.LargeListViewType:
 		return newError(ErrColumn, source, nil, "column %q is a variable-size list (%s); only numbers and fixed-size lists of numbers can be read (write embeddings as fixed_size_list)", c.name, c.typ)
+	}
+	if c.slice != nil && !c.list {
+		return newError(ErrColumn, source, nil, "column %q has type %s: a slice [%s] needs a fixed-size list", c.name, c.typ, c.slice.text())
 	}
 	c.vals = newNumbers(elem)
 	switch {
@@ -385,7 +417,7 @@ func (e *Extractor) load(c *column, rec arrow.Record, n int) error {
 		return newError(ErrFormat, e.source, nil, "fixed-size list column %q has %d children, want 1", c.name, len(children))
 	}
 	child := children[0]
-	first, count := data.Offset()*c.width, n*c.width
+	first, count := data.Offset()*c.stride, n*c.stride
 	if child.Len() < first+count {
 		return newError(ErrFormat, e.source, nil, "fixed-size list column %q has %d elements, want %d", c.name, child.Len(), first+count)
 	}
@@ -446,7 +478,7 @@ func validity(data arrow.ArrayData, n int) ([]byte, error) {
 func (e *Extractor) signature() []colSig {
 	sig := make([]colSig, len(e.cols))
 	for i, c := range e.cols {
-		sig[i] = colSig{name: c.name, typ: c.typ.String(), width: c.width}
+		sig[i] = colSig{name: c.label(), typ: c.typ.String(), width: c.width}
 	}
 	return sig
 }

@@ -72,14 +72,24 @@ func (v *numbers[T]) copy(e *Extractor, c *column, dst *Block, lo, hi int) {
 			}
 		}
 	}
-	if v.valid != nil {
-		for i := lo * w; i < hi*w; i++ {
+	if v.valid != nil && !c.list {
+		for i := lo; i < hi; i++ {
 			if bitutil.BitIsNotSet(v.valid, v.validOff+i) {
-				e.invalid(badValue{row: i / w, col: c, kind: badNull, elem: i % w})
+				e.invalid(badValue{row: i, col: c, kind: badNull})
 			}
 		}
 	}
-	if w == 1 {
+	if v.valid != nil && c.list { // only the elements read: those of a slice
+		for i := lo; i < hi; i++ {
+			base := v.validOff + i*c.stride + c.first
+			for j := 0; j < w; j++ {
+				if bitutil.BitIsNotSet(v.valid, base+j) {
+					e.invalid(badValue{row: i, col: c, kind: badNull, elem: c.first + j})
+				}
+			}
+		}
+	}
+	if !c.list {
 		vals := v.vals[lo:hi]
 		if v.float {
 			for k, x := range vals {
@@ -98,14 +108,14 @@ func (v *numbers[T]) copy(e *Extractor, c *column, dst *Block, lo, hi int) {
 	}
 	for i := lo; i < hi; i++ {
 		row := out[i*stride : i*stride+w]
-		src := v.vals[i*w : (i+1)*w]
+		src := v.vals[i*c.stride+c.first : i*c.stride+c.first+w]
 		for j, x := range src {
 			row[j] = float64(x)
 		}
 		if v.float {
 			for j, f := range row {
 				if f-f != 0 || f > e.maxAbs || f < -e.maxAbs {
-					e.invalid(badValue{row: i, col: c, kind: badValueKind, elem: j, val: f})
+					e.invalid(badValue{row: i, col: c, kind: badValueKind, elem: c.first + j, val: f})
 				}
 			}
 		}

@@ -30,8 +30,44 @@ func ExampleMonitor() {
 		panic(err)
 	}
 	// Output:
-	// window 0, rows [0, 5000): DiME 0.000, alert false
-	// window 1, rows [5000, 10000): DiME 0.001, alert false
-	// window 2, rows [10000, 15000): DiME 0.293, alert true
-	// window 3, rows [15000, 20000): DiME 0.289, alert true
+	// window 0, rows [0, 5000): DiME -0.001, alert false
+	// window 1, rows [5000, 10000): DiME 0.000, alert false
+	// window 2, rows [10000, 15000): DiME 0.295, alert true
+	// window 3, rows [15000, 20000): DiME 0.290, alert true
+}
+
+// Compare windows with a reference: the dependence of the first 4000 rows
+// is the reference's, then it goes.
+func ExampleConfig_baseline() {
+	cfg := stream.DefaultConfig()
+	cfg.Features = 32
+	ref, err := stream.New(2, 2, cfg) // in the command: a state saved by score --save-state
+	if err != nil {
+		panic(err)
+	}
+	x, y, _ := synth.Generate(synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 1}, 20000)
+	if err := ref.Add(x.RawMatrix().Data, y.RawMatrix().Data, 20000); err != nil {
+		panic(err)
+	}
+	m, err := monitor.New(2, 2, monitor.Config{WindowRows: 2000, Baseline: ref, AlertChangeP: monitor.Threshold(0.01)},
+		func(w monitor.Window) error {
+			c := w.Change
+			fmt.Printf("window %d: DiME %.3f, baseline %.3f, change %+.3f ± %.3f, p %.2g, alert %v\n",
+				w.Index, w.Result.DiME, c.BaselineDiME, c.Difference, c.StdErr, c.PValue, w.Alert)
+			return nil
+		})
+	if err != nil {
+		panic(err)
+	}
+	for _, spec := range []synth.Spec{{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 2}, {Kind: synth.Independent, Dim: 2, Seed: 3}} {
+		x, y, _ := synth.Generate(spec, 4000)
+		if err := m.Add(x.RawMatrix().Data, y.RawMatrix().Data, nil, 4000); err != nil {
+			panic(err)
+		}
+	}
+	// Output:
+	// window 0: DiME 0.181, baseline 0.180, change +0.001 ± 0.004, p 0.78, alert false
+	// window 1: DiME 0.183, baseline 0.180, change +0.003 ± 0.001, p 0.1, alert false
+	// window 2: DiME -0.003, baseline 0.180, change -0.183 ± 0.003, p 6.7e-07, alert true
+	// window 3: DiME 0.001, baseline 0.180, change -0.179 ± 0.002, p 1.3e-07, alert true
 }

@@ -35,6 +35,25 @@ type Config struct {
 	// AlertAbove and AlertBelow are thresholds on DiME, AlertP on the
 	// p-value; nil leaves one unset.
 	AlertAbove, AlertBelow, AlertP *float64
+
+	// Baseline, if not nil, is the estimator of a reference period (a state
+	// saved by dime score --save-state, read with stream.ReadState): each
+	// window is compared with it (Window.Change). The windows are then
+	// estimated with the baseline's settings and bandwidths, so that both
+	// share their feature maps: of Config.Stream only Workers, SkipAnalytic
+	// and the column names count. Not with HalfLife. The monitor reads the
+	// baseline once, in New.
+	Baseline *stream.Estimator
+	// BaselineBlocks is the number K of blocks a window is cut into for
+	// the jackknife of the change test (default DefaultBaselineBlocks):
+	// windows of WindowRows rows every ⌈WindowRows/K⌉ rows, time windows
+	// every Window/K. Each block holds an estimator (memory K + 1 times
+	// one, about 20 MB each at D = 256, P = 5) and costs one more estimate
+	// (P + 4 eigenproblems of size 2D) per window.
+	BaselineBlocks int
+	// AlertChangeP alerts when the p-value of the change from the baseline
+	// falls below it.
+	AlertChangeP *float64
 }
 
 // Threshold returns a pointer to v, to set an alert threshold.
@@ -58,8 +77,10 @@ type Window struct {
 	Skipped            int64     // rows dropped upstream while the window was read
 	Partial            bool      // closed by the end of the input, not by its boundary
 	Result             stream.Result
-	Alert              bool
-	AlertReasons       []string
+	// Change compares the window with Config.Baseline; nil without one.
+	Change       *Change
+	Alert        bool
+	AlertReasons []string
 }
 
 // Monitor cuts a stream of rows into windows and reports each closed window
@@ -67,8 +88,11 @@ type Window struct {
 type Monitor struct {
 	cfg        Config
 	kind       kind
-	est        *stream.Estimator
+	est        *stream.Estimator // the window's rows (with a baseline: merged from the blocks)
 	emit       func(Window) error
+	base       *baseline // nil without a baseline
+	blockStart int64     // first row of the current block (baseline, row windows)
+	blockRows  int64     // rows per block (baseline, row windows)
 	index      int
 	row        int64 // rows given to Add so far
 	start      int64 // first row of the current window
@@ -109,15 +133,45 @@ func New(dimX, dimY int, cfg Config, emit func(Window) error) (*Monitor, error) 
 			return nil, fmt.Errorf("%w: alert threshold %v (want a finite number)", ErrConfig, *v)
 		}
 	}
-	if p := cfg.AlertP; p != nil && !(*p > 0 && *p < 1) {
-		return nil, fmt.Errorf("%w: p-value threshold %v (want between 0 and 1)", ErrConfig, *p)
+	for _, p := range []*float64{cfg.AlertP, cfg.AlertChangeP} {
+		if p != nil && !(*p > 0 && *p < 1) {
+			return nil, fmt.Errorf("%w: p-value threshold %v (want between 0 and 1)", ErrConfig, *p)
+		}
 	}
-	est, err := stream.New(dimX, dimY, cfg.Stream)
+	scfg := cfg.Stream
+	switch {
+	case cfg.Baseline == nil && cfg.AlertChangeP != nil:
+		return nil, fmt.Errorf("%w: a change threshold without a baseline", ErrConfig)
+	case cfg.Baseline != nil && m.kind == byDecay:
+		return nil, fmt.Errorf("%w: a baseline with exponential decay (use row or time windows)", ErrConfig)
+	case cfg.Baseline != nil:
+		if m.cfg.BaselineBlocks == 0 {
+			m.cfg.BaselineBlocks = DefaultBaselineBlocks
+		}
+		if k := m.cfg.BaselineBlocks; k < 2 || k > MaxBaselineBlocks {
+			return nil, fmt.Errorf("%w: %d baseline blocks (want 2 to %d)", ErrConfig, k, MaxBaselineBlocks)
+		}
+		var err error
+		if m.base, scfg, err = newBaseline(cfg.Baseline, m.cfg, dimX, dimY); err != nil {
+			return nil, err
+		}
+		m.blockRows = (m.period + int64(m.cfg.BaselineBlocks) - 1) / int64(m.cfg.BaselineBlocks)
+	}
+	est, err := stream.New(dimX, dimY, scfg)
 	if err != nil {
 		return nil, err
 	}
 	m.est = est
 	return m, nil
+}
+
+// target is the estimator rows are added to: the window's, or with a
+// baseline the current block's.
+func (m *Monitor) target() *stream.Estimator {
+	if m.base != nil {
+		return m.base.target()
+	}
+	return m.est
 }
 
 // NeedsTimes reports whether Add needs the time of each row.
@@ -141,15 +195,22 @@ func (m *Monitor) Add(x, y []float64, times []int64, rows int) error {
 	}
 	for rows > 0 {
 		take := int(min(int64(rows), m.period-(m.row-m.start)))
-		if err := m.est.Add(x[:take*dx], y[:take*dy], take); err != nil {
+		if m.base != nil {
+			take = int(min(int64(take), m.blockRows-(m.row-m.blockStart)))
+		}
+		if err := m.target().Add(x[:take*dx], y[:take*dy], take); err != nil {
 			return err
 		}
 		m.row += int64(take)
 		x, y, rows = x[take*dx:], y[take*dy:], rows-take
-		if m.row-m.start == m.period {
+		switch {
+		case m.row-m.start == m.period:
 			if err := m.close(false); err != nil {
 				return err
 			}
+		case m.base != nil && m.row-m.blockStart == m.blockRows:
+			m.base.next(-1)
+			m.blockStart = m.row
 		}
 	}
 	return nil
@@ -166,7 +227,7 @@ func (m *Monitor) addTimed(x, y []float64, times []int64, rows int) error {
 			return nil
 		}
 		lo := end - run
-		err := m.est.Add(x[lo*dx:end*dx], y[lo*dy:end*dy], run)
+		err := m.target().Add(x[lo*dx:end*dx], y[lo*dy:end*dy], run)
 		if err == nil {
 			m.row += int64(run)
 		}
@@ -178,6 +239,7 @@ func (m *Monitor) addTimed(x, y []float64, times []int64, rows int) error {
 		switch {
 		case !m.haveBucket:
 			m.bucket, m.haveBucket = b, true
+			m.toBlock(t)
 		case b > m.bucket:
 			if err := flush(i); err != nil {
 				return err
@@ -186,6 +248,12 @@ func (m *Monitor) addTimed(x, y []float64, times []int64, rows int) error {
 				return err
 			}
 			m.bucket = b
+			m.toBlock(t)
+		case b == m.bucket && m.base != nil && m.blockOf(t) > m.base.cur:
+			if err := flush(i); err != nil {
+				return err
+			}
+			m.toBlock(t)
 		case b < m.bucket:
 			if err := flush(i); err != nil {
 				return err
@@ -210,6 +278,21 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
+}
+
+// blockOf returns the block of the current time bucket that time t falls
+// in: its k-th K-th, 0 ≤ k < K (with a baseline).
+func (m *Monitor) blockOf(t int64) int {
+	k := int64(m.cfg.BaselineBlocks)
+	offset := t - m.bucket*int64(m.cfg.Window)
+	return int(min(k-1, offset/max(1, int64(m.cfg.Window)/k)))
+}
+
+// toBlock makes the block of time t current (with a baseline).
+func (m *Monitor) toBlock(t int64) {
+	if m.base != nil {
+		m.base.next(m.blockOf(t))
+	}
 }
 
 func (m *Monitor) bucketStart() time.Time {
@@ -238,6 +321,11 @@ func (m *Monitor) close(partial bool) error {
 		win.StartTime = m.bucketStart()
 		win.EndTime = win.StartTime.Add(m.cfg.Window)
 	}
+	if m.base != nil {
+		if _, err := m.base.window(m.est); err != nil {
+			return err
+		}
+	}
 	if m.est.Rows() >= 2 {
 		r, err := m.est.Result()
 		if err != nil {
@@ -248,12 +336,19 @@ func (m *Monitor) close(partial bool) error {
 		win.Result = nanResult(m.est)
 	}
 	win.Result.SkippedRows = m.skipped
+	if m.base != nil {
+		ch, err := m.base.change(m.est, win.Result.DiME, win.Rows)
+		if err != nil {
+			return err
+		}
+		win.Change = ch
+	}
 	m.alerts(&win)
 	if m.kind != byDecay {
 		m.est.Reset()
 	}
 	m.index++
-	m.start, m.skipped = m.row, 0
+	m.start, m.skipped, m.blockStart = m.row, 0, m.row
 	return m.emit(win)
 }
 
@@ -266,7 +361,8 @@ func nanResult(e *stream.Estimator) stream.Result {
 		SigmaX: sx, SigmaY: sy, Features: cfg.Features, Variant: cfg.Variant, Permutations: cfg.Permutations, Seed: cfg.Seed,
 		XColumns: cfg.XColumns, YColumns: cfg.YColumns, HalfLife: cfg.HalfLife, ShuffleRows: cfg.ShuffleRows,
 		EntropyX: nan, EntropyY: nan, EntropyJoint: nan, MutualInformation: nan, DiME: nan, DiMEStdErr: nan,
-		DiMEAnalytic: nan, EntropyProduct: nan, PValue: nan, EffectiveRows: float64(e.Rows())}
+		DiMEAnalytic: nan, EntropyProduct: nan, PValue: nan, EffectiveRows: float64(e.Rows()),
+		DiMESelfX: nan, DiMESelfY: nan, DiMENormalized: nan, TestStatistic: nan, TestNullMean: nan, PValuePermutations: nan}
 }
 
 // alerts sets the window's alert from the thresholds.
@@ -280,6 +376,10 @@ func (m *Monitor) alerts(w *Window) {
 	}
 	if c.AlertP != nil && r.PValue < *c.AlertP {
 		w.AlertReasons = append(w.AlertReasons, fmt.Sprintf("p-value %.3g below %g", r.PValue, *c.AlertP))
+	}
+	if ch := w.Change; c.AlertChangeP != nil && ch != nil && ch.PValue < *c.AlertChangeP {
+		w.AlertReasons = append(w.AlertReasons, fmt.Sprintf("DiME changed from the baseline's %.4g by %+.4g ± %.2g (change p-value %.3g below %g)",
+			ch.BaselineDiME, ch.Difference, ch.StdErr, ch.PValue, *c.AlertChangeP))
 	}
 	w.Alert = len(w.AlertReasons) > 0
 }

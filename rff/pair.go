@@ -29,6 +29,46 @@ func (p PairSpec) Y() Spec {
 	return Spec{Kernel: p.Kernel, Sigma: p.SigmaY, InputDim: p.DimY, Features: p.Features, Variant: p.Variant, Seed: splitmix64(p.Seed)}
 }
 
+// CopyX returns the spec of a second, independent map of view X, through
+// which X is seen as an identical copy of itself for the self term
+// DiME(X;X′) of the normalized score (package stream): X's kernel,
+// bandwidth and width, and frequencies drawn independently of X's. When Y's
+// map draws from the same density (same width and bandwidth), its
+// frequencies are such a draw and CopyX returns Y's spec: with Y = X the
+// self terms and DiME(X;Y) then pair the same frequencies, a_j with b_j, and
+// estimate the same quantity. Otherwise the frequencies come from a seed
+// derived from the pair's.
+func (p PairSpec) CopyX() Spec {
+	if p.sameDensity() {
+		return p.Y()
+	}
+	s := p.X()
+	s.Seed = splitmix64(p.Seed ^ copyXSalt)
+	return s
+}
+
+// CopyY returns the spec of a second, independent map of view Y, as CopyX
+// does for X: X's spec when both views share their density.
+func (p PairSpec) CopyY() Spec {
+	if p.sameDensity() {
+		return p.X()
+	}
+	s := p.Y()
+	s.Seed = splitmix64(p.Seed ^ copyYSalt)
+	return s
+}
+
+// sameDensity reports whether the frequencies of X and Y are drawn from the
+// same density: the same width and bandwidth (the kernel and variant are
+// shared).
+func (p PairSpec) sameDensity() bool { return p.DimX == p.DimY && p.SigmaX == p.SigmaY }
+
+// Salts of the copies' seeds ("copyX---", "copyY---").
+const (
+	copyXSalt = 0x636f7079582d2d2d
+	copyYSalt = 0x636f7079592d2d2d
+)
+
 // splitmix64 is the finalizer of SplitMix64 (Steele, Lea and Flood, 2014), a
 // bijection of uint64 that decorrelates neighbouring seeds.
 func splitmix64(x uint64) uint64 {

@@ -40,7 +40,7 @@ func BenchmarkEstimatorAdd(b *testing.B) {
 			r.Release()
 		}
 	}()
-	for _, c := range []struct{ D, P int }{{128, 1}, {128, 5}, {256, 5}} {
+	for _, c := range []struct{ D, P int }{{256, 0}, {256, 5}, {128, 1}} {
 		b.Run(fmt.Sprintf("D=%d/P=%d", c.D, c.P), func(b *testing.B) {
 			cfg := testConfig(d, c.D, c.P, 1)
 			ex, err := dimeio.NewExtractor("bench", recs[0].Schema(), dimeio.Options{X: dimeio.ColumnNames("x", d), Y: dimeio.ColumnNames("y", d)})
@@ -79,46 +79,78 @@ func BenchmarkEstimatorAdd(b *testing.B) {
 			b.ReportMetric(rate, "rows/s")
 			b.ReportMetric(syrkRate, "syrk-rows/s")
 			b.ReportMetric(rate/syrkRate, "ratio")
-			b.ReportMetric(float64(e.workerCount(batchRows)), "workers")
+			b.ReportMetric(float64(len(e.pool)), "workers")
 		})
 	}
 }
 
 // syrkOnly times the rank-k updates alone of scopes of scopeRows rows: the
-// workers that the estimator uses for such a scope add, chunk by chunk,
-// chunkRows feature rows to the accumulators they own (j mod W), from their
-// own buffers (px, py, joint) as addOwned does, without mapping features.
-// The estimator's accumulators are then emptied.
+// workers that the estimator uses for such a scope add, chunk by chunk, the
+// same feature rows to the same accumulators as the estimator (their groups'
+// without permutations, their slots' with), from their own buffers, without
+// mapping features. The estimator's accumulators are then emptied.
 func syrkOnly(e *Estimator, scopeRows, scopes int) time.Duration {
-	workers := e.pool[:e.workerCount(scopeRows)]
+	K := len(e.groups)
+	size := min(chunkRows, (scopeRows+K-1)/K)
+	chunks := (scopeRows + size - 1) / size
+	workers := e.pool[:e.workerCount(scopeRows, chunks)]
 	W := len(workers)
 	p := 2 * e.cfg.Features
-	scope := func(w *worker) {
-		for c := 0; c < scopeRows; c += chunkRows {
-			rows := min(chunkRows, scopeRows-c)
-			for j := w.index; j < len(e.accs); j += W {
-				phi := w.joint[:rows*p]
-				switch j {
-				case 0:
-					phi = w.px[:rows*p]
-				case 1:
-					phi = w.py[:rows*p]
+	scope := func(w *worker, first int64) {
+		for i := 0; i < chunks; i++ {
+			rows := min(size, scopeRows-i*size)
+			chunk := first + int64(i)
+			g := &e.groups[chunk%int64(K)]
+			self := e.isSelfChunk(chunk)
+			phi := w.joint[:rows*p]
+			if len(e.perm) == 0 {
+				if int(chunk%int64(K))%W != w.index {
+					continue
 				}
-				e.accs[j].Add(phi, rows)
+				g.x.Add(phi, rows)
+				g.y.Add(phi, rows)
+				g.xy.Add(phi, rows)
+				if self {
+					g.cx.Add(phi, rows)
+					g.cy.Add(phi, rows)
+					g.sx.Add(phi, rows)
+					g.sy.Add(phi, rows)
+				}
+				continue
+			}
+			P := len(e.perm)
+			for j := w.index; j < e.slots(); j += W {
+				switch {
+				case j == 0:
+					g.x.Add(phi, rows)
+				case j == 1:
+					g.y.Add(phi, rows)
+				case j == 2:
+					g.xy.Add(phi, rows)
+				case j == 3+P && self:
+					g.cx.Add(phi, rows)
+					g.sx.Add(phi, rows)
+				case j == 4+P && self:
+					g.cy.Add(phi, rows)
+					g.sy.Add(phi, rows)
+				case j >= 3 && j < 3+P:
+					e.perm[j-3].Add(phi, rows)
+				}
 			}
 		}
 	}
 	start := time.Now()
 	var wg sync.WaitGroup
-	for range scopes {
+	for s := range scopes {
+		first := int64(s * chunks)
 		wg.Add(W - 1)
 		for _, w := range workers[1:] {
 			go func() {
 				defer wg.Done()
-				scope(w)
+				scope(w, first)
 			}()
 		}
-		scope(workers[0])
+		scope(workers[0], first)
 		wg.Wait()
 	}
 	elapsed := time.Since(start)
@@ -126,7 +158,6 @@ func syrkOnly(e *Estimator, scopeRows, scopes int) time.Duration {
 	return elapsed
 }
 
-// arrowBatches returns n record batches of rows rows of the paper's toy
 // (x0…x{d−1}, y0…y{d−1}, float64), as dime gen writes them.
 func arrowBatches(b *testing.B, d, rows, n int) []arrow.Record {
 	b.Helper()

@@ -47,8 +47,23 @@ type Config struct {
 	Features int
 	// Variant chooses plain or orthogonal frequencies.
 	Variant rff.Variant
-	// Permutations is the number P ≥ 1 of permuted-joint accumulators.
+	// Permutations chooses the DiME estimator. 0 (the default) is the
+	// analytic one: S(C⊥) − S(C_XY), C⊥ the product of marginals computed
+	// from the parts, with its finite-sample bias removed by the jackknife
+	// over Groups groups of rows. P ≥ 1 is the paper's: the mean over P
+	// permuted-joint accumulators of S(C_π) − S(C_XY).
 	Permutations int
+	// Groups is the number K of groups of rows of the jackknife: chunks of
+	// consecutive positions of each shuffle scope go to the groups in
+	// turn, and every group keeps its own X, Y and joint accumulators (K
+	// times the memory of one set, the same work). 0 means DefaultGroups;
+	// 1 turns the jackknife off (DiME is then the plug-in analytic one,
+	// without standard error).
+	Groups int
+	// SkipNormalized skips the self terms of the normalized score (its
+	// fields are NaN): four accumulators per group fewer, about 8% less work
+	// per row, and 4(K+1) eigenproblems fewer per Result.
+	SkipNormalized bool
 	// Seed drives the frequencies and the pairings.
 	Seed uint64
 	// ShuffleRows is the size of the shuffle scope in rows: rows are paired
@@ -63,19 +78,22 @@ type Config struct {
 	// halves every HalfLife rows that arrive after it, so the estimate is a
 	// sliding view of the stream. 0 (the default) weighs every row equally.
 	HalfLife float64
-	// SkipAnalytic skips the analytic product-of-marginals estimate (its
-	// fields are NaN in the Result), which saves one 2D×2D eigenproblem: the
-	// dominant cost of an in-memory estimate with few rows and large D.
+	// SkipAnalytic skips the plug-in analytic estimate of the permutation
+	// estimator (P ≥ 1; its fields are NaN in the Result), which saves one
+	// 2D×2D eigenproblem: the dominant cost of an in-memory estimate with few
+	// rows and large D. The analytic estimator (P = 0) cannot skip it.
 	SkipAnalytic bool
 	// XColumns and YColumns optionally name the columns of each view. They
 	// are reported in Results, recorded in states, and must match to merge.
 	XColumns, YColumns []string
 	// Workers is the number of goroutines that add the rows of a shuffle
-	// scope. They share out the P+3 accumulators (so at most P+3 are used)
-	// and each maps every row of the scope itself, with about 3·256·2D
-	// float64 of buffers (1.5 MiB at the defaults) and no accumulator of its
-	// own. 0 (the default) means GOMAXPROCS. Results are bit-identical for
-	// any number of workers; it is not part of a saved state.
+	// scope, each with about 4·256·2D float64 of buffers (2 MiB at D = 256)
+	// and no accumulator of its own. With the analytic estimator they share
+	// out the K groups (so at most K are used), each mapping only the rows of
+	// its groups; with permutations they share out the accumulators (at most
+	// P+5) and each maps every row. 0 (the default) means GOMAXPROCS.
+	// Results are bit-identical for any number of workers; it is not part of
+	// a saved state.
 	Workers int
 }
 
@@ -106,9 +124,27 @@ const (
 
 // DefaultConfig returns the defaults of the dime command: Gaussian kernel,
 // alpha 1.01, fixed bandwidths √(d/2), D = 256 frequencies (512 features),
-// P = 5 permutations, seed 1.
+// the analytic estimator with the jackknife over DefaultGroups groups (no
+// permutations), seed 1.
 func DefaultConfig() Config {
-	return Config{Kernel: exact.Gaussian, Alpha: 1.01, Features: 256, Permutations: 5, Seed: 1}
+	return Config{Kernel: exact.Gaussian, Alpha: 1.01, Features: 256, Groups: DefaultGroups, Seed: 1}
+}
+
+// DefaultGroups is the default number K of groups of rows of the
+// jackknife: the standard error has K − 1 degrees of freedom, and every
+// group costs three (seven with the normalized score) accumulators of
+// memory and 2 (6) eigenproblems per Result.
+const DefaultGroups = 4
+
+// MaxGroups bounds Config.Groups.
+const MaxGroups = 64
+
+// groups returns K.
+func (c Config) groups() int {
+	if c.Groups > 0 {
+		return c.Groups
+	}
+	return DefaultGroups
 }
 
 // MaxPermutations bounds Config.Permutations: each permutation costs one
@@ -135,8 +171,12 @@ func (c Config) Validate() error {
 		return invalidf("pilot rows must be 0 (default) to %d, got %d", MaxPilotRows, c.PilotRows)
 	case c.Features < 1 || c.Features > rff.MaxFeatures:
 		return invalidf("features must be 1 to %d, got %d", rff.MaxFeatures, c.Features)
-	case c.Permutations < 1 || c.Permutations > MaxPermutations:
-		return invalidf("permutations must be 1 to %d, got %d", MaxPermutations, c.Permutations)
+	case c.Permutations < 0 || c.Permutations > MaxPermutations:
+		return invalidf("permutations must be 0 (analytic) to %d, got %d", MaxPermutations, c.Permutations)
+	case c.Groups < 0 || c.Groups > MaxGroups:
+		return invalidf("groups must be 0 (default %d) to %d, got %d", DefaultGroups, MaxGroups, c.Groups)
+	case c.SkipAnalytic && c.Permutations == 0:
+		return invalidf("the analytic estimator (0 permutations) cannot skip the analytic estimate")
 	case c.ShuffleRows < 0 || c.ShuffleRows > MaxShuffleRows:
 		return invalidf("shuffle rows must be 0 (each block) to %d, got %d", MaxShuffleRows, c.ShuffleRows)
 	case c.Workers < 0 || c.Workers > MaxWorkers:
@@ -154,6 +194,18 @@ func (c Config) pairSpec(dimX, dimY int, sigmaX, sigmaY float64) rff.PairSpec {
 		Kernel: c.Kernel, Variant: c.Variant, Features: c.Features, Seed: c.Seed,
 		SigmaX: sigmaX, SigmaY: sigmaY, DimX: dimX, DimY: dimY,
 	}
+}
+
+// exactConfig returns the configuration of the exact estimator that the
+// auto bandwidth rule maximizes: the same kernel, alpha and rules, and P
+// permutations (exact's default when the stream's estimator is analytic).
+func (c Config) exactConfig() exact.Config {
+	ecfg := exact.DefaultConfig()
+	ecfg.Kernel, ecfg.Alpha, ecfg.SigmaX, ecfg.SigmaY, ecfg.Seed = c.Kernel, c.Alpha, c.BandwidthX, c.BandwidthY, c.Seed
+	if c.Permutations > 0 {
+		ecfg.Permutations = c.Permutations
+	}
+	return ecfg
 }
 
 // needsPilot reports whether a bandwidth rule looks at the data.

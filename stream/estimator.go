@@ -23,11 +23,14 @@ type Estimator struct {
 	sigmaX, sigmaY float64      // resolved bandwidths
 	spec           rff.PairSpec // the feature maps, once the bandwidths are resolved
 	pair           *rff.Pair    // built from spec when the first scope is added (featureMaps)
+	copyX, copyY   *rff.Map     // the copies' maps (normalized score), built with pair
 	shards         shardSet     // whose rows the accumulators hold (shard.go)
-	x, y, xy       *covariance.Accumulator
+	groups         []group      // the K groups of rows
 	perm           []*covariance.Accumulator
-	accs           []*covariance.Accumulator // x, y, xy, perm...
-	shuffleSrc     *rand.PCG                 // reseeded for each scope (scopeSeed)
+	accs           []*covariance.Accumulator // every accumulator, in state order (layout)
+	means          []*covariance.Mean        // every mean, in state order (layout)
+	chunks         int64                     // chunks added so far: the next chunk's group is chunks mod K
+	shuffleSrc     *rand.PCG                 // reseeded for each scope (scopeStream)
 	shuffle        *rand.Rand                // draws from shuffleSrc
 	rows           int64                     // rows added, including rows still pending
 	skipped        int64                     // rows dropped upstream, reported in Result
@@ -108,18 +111,25 @@ func resolveDataFree(b exact.Bandwidth, d int) float64 {
 	return exact.FixedSigma(d)
 }
 
-// accumulatorDescription describes accumulator i of an estimator: X, Y,
-// joint, then the permuted ones.
-func accumulatorDescription(spec rff.PairSpec, i int) covariance.Description {
-	switch i {
-	case 0:
-		return covariance.Description{Map: spec, Part: covariance.PartX}
-	case 1:
-		return covariance.Description{Map: spec, Part: covariance.PartY}
-	case 2:
-		return covariance.Description{Map: spec, Part: covariance.PartJoint}
+// layout returns the descriptions of an estimator's accumulators and means,
+// in state order: per group k, X, Y, joint (and, for the normalized score,
+// the copies of X and Y and the self joints of X and Y), then the permuted
+// joints; the means are those of X, Y and joint per group.
+func layout(cfg Config, spec rff.PairSpec) (accs, means []covariance.Description) {
+	d := func(part covariance.Part, index int) covariance.Description {
+		return covariance.Description{Map: spec, Part: part, Index: index}
 	}
-	return covariance.Description{Map: spec, Part: covariance.PartPermuted, Index: i - 3}
+	for k := range cfg.groups() {
+		accs = append(accs, d(covariance.PartX, k), d(covariance.PartY, k), d(covariance.PartJoint, k))
+		if !cfg.SkipNormalized {
+			accs = append(accs, d(covariance.PartCopyX, k), d(covariance.PartCopyY, k), d(covariance.PartSelfX, k), d(covariance.PartSelfY, k))
+		}
+		means = append(means, d(covariance.PartX, k), d(covariance.PartY, k), d(covariance.PartJoint, k))
+	}
+	for k := range cfg.Permutations {
+		accs = append(accs, d(covariance.PartPermuted, k))
+	}
+	return accs, means
 }
 
 // start makes the accumulators for the given bandwidths. The feature maps,
@@ -131,37 +141,89 @@ func (e *Estimator) start(sigmaX, sigmaY float64) error {
 	if err := spec.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidInput, err)
 	}
-	accs := make([]*covariance.Accumulator, 3+e.cfg.Permutations)
-	for i := range accs {
+	accDescs, meanDescs := layout(e.cfg, spec)
+	accs := make([]*covariance.Accumulator, len(accDescs))
+	for i, d := range accDescs {
 		var err error
-		if accs[i], err = covariance.New(accumulatorDescription(spec, i)); err != nil {
+		if accs[i], err = covariance.New(d); err != nil {
 			return err
 		}
 	}
-	e.setAccumulators(spec, sigmaX, sigmaY, accs)
+	means := make([]*covariance.Mean, len(meanDescs))
+	for i, d := range meanDescs {
+		var err error
+		if means[i], err = covariance.NewMean(d); err != nil {
+			return err
+		}
+	}
+	e.setAccumulators(spec, sigmaX, sigmaY, accs, means)
 	return nil
 }
 
-// setAccumulators sets the resolved bandwidths and the accumulators (X, Y,
-// joint, permuted) of a starting estimator.
-func (e *Estimator) setAccumulators(spec rff.PairSpec, sigmaX, sigmaY float64, accs []*covariance.Accumulator) {
+// setAccumulators sets the resolved bandwidths, the accumulators and the
+// means (in the order of layout) of a starting estimator.
+func (e *Estimator) setAccumulators(spec rff.PairSpec, sigmaX, sigmaY float64, accs []*covariance.Accumulator, means []*covariance.Mean) {
 	e.spec, e.sigmaX, e.sigmaY = spec, sigmaX, sigmaY
-	e.accs = accs
-	e.x, e.y, e.xy, e.perm = accs[0], accs[1], accs[2], accs[3:]
+	e.accs, e.means = accs, means
+	e.groups = make([]group, e.cfg.groups())
+	for k := range e.groups {
+		g := &e.groups[k]
+		g.x, g.y, g.xy, accs = accs[0], accs[1], accs[2], accs[3:]
+		if !e.cfg.SkipNormalized {
+			g.cx, g.cy, g.sx, g.sy, accs = accs[0], accs[1], accs[2], accs[3], accs[4:]
+		}
+		g.mx, g.my, g.mxy, means = means[0], means[1], means[2], means[3:]
+	}
+	e.perm = accs
 	e.lastY = make([]float64, 2*e.cfg.Features)
 	e.shifts = make([]int, e.cfg.Permutations)
 }
 
-// featureMaps returns the feature maps, building them the first time.
+// featureMaps returns the feature maps, building them (and the copies' maps)
+// the first time.
 func (e *Estimator) featureMaps() (*rff.Pair, error) {
 	if e.pair == nil {
 		pair, err := rff.NewPair(e.spec)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalidInput, err)
 		}
+		if !e.cfg.SkipNormalized {
+			if e.copyX, err = rff.New(e.spec.CopyX()); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrInvalidInput, err)
+			}
+			if e.copyY, err = rff.New(e.spec.CopyY()); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrInvalidInput, err)
+			}
+		}
 		e.pair = pair
 	}
 	return e.pair, nil
+}
+
+// group holds the accumulators of one group of rows: the X and Y parts, the
+// joint, their first moments, and for the normalized score the copies'
+// parts and the self joints (nil with SkipNormalized).
+type group struct {
+	x, y, xy       *covariance.Accumulator
+	mx, my, mxy    *covariance.Mean
+	cx, cy, sx, sy *covariance.Accumulator
+}
+
+// Which chunks feed the self terms of the normalized score: those of the
+// first selfFirstRounds rounds of K chunks (every group gets one chunk per
+// round), then one round in selfRounds. A self chunk costs four more rank-k
+// updates and two more feature maps: in the long run about 8% of the work
+// of the three updates of every chunk.
+const (
+	selfFirstRounds = 4
+	selfRounds      = 16
+)
+
+// isSelfChunk reports whether chunk c (counted over the whole stream) feeds
+// the self terms.
+func (e *Estimator) isSelfChunk(c int64) bool {
+	round := c / int64(len(e.groups))
+	return !e.cfg.SkipNormalized && (round < selfFirstRounds || round%selfRounds == 0)
 }
 
 // Started reports whether the bandwidths are resolved and the accumulators
@@ -180,9 +242,7 @@ func (e *Estimator) resolvePilot() error {
 	}
 	x := mat.NewDense(n, e.dimX, e.pilotX)
 	y := mat.NewDense(n, e.dimY, e.pilotY)
-	ecfg := exact.Config{Kernel: e.cfg.Kernel, Alpha: e.cfg.Alpha, SigmaX: e.cfg.BandwidthX, SigmaY: e.cfg.BandwidthY,
-		Permutations: e.cfg.Permutations, Seed: e.cfg.Seed}
-	sx, sy, err := exact.ResolveBandwidths(x, y, ecfg)
+	sx, sy, err := exact.ResolveBandwidths(x, y, e.cfg.exactConfig())
 	if err != nil {
 		return fmt.Errorf("%w: choosing the bandwidths on the first %d rows: %v", ErrInvalidInput, n, err)
 	}
@@ -318,7 +378,10 @@ func mix(x uint64) uint64 {
 // processScope adds the n rows of one shuffle scope to every accumulator.
 //
 // The rows are put in a random order o (seeded by the estimator's seed and
-// scopeStream); the X part, the Y part and the joint take every row once.
+// scopeStream) and cut into chunks of consecutive positions (256, or n/K
+// rounded up for a scope of fewer than 256·K rows); chunk c of the stream
+// goes to group c mod K, whose X part, Y part and joint take its rows, and
+// the chunks of one round of K in selfRounds feed the self terms too.
 // Permuted accumulator k pairs X at position i with Y at position i + s_k
 // (cyclically), s_k = 1 + (k−1) mod (n−1): a random derangement, no row
 // paired with itself.
@@ -353,6 +416,11 @@ func (e *Estimator) processScope(x, y []float64, n int) error {
 				return err
 			}
 		}
+		for _, m := range e.means {
+			if err := m.Scale(f); err != nil {
+				return err
+			}
+		}
 		if cap(e.sqrtWeight) < n {
 			e.sqrtWeight = make([]float64, n)
 		}
@@ -368,22 +436,32 @@ func (e *Estimator) processScope(x, y []float64, n int) error {
 			S = max(S, e.shifts[k])
 		}
 	}
-	e.scope = scope{x: x, y: y, n: n, order: order, shift: S, decay: decay, workers: e.workerCount(n)}
+	// Chunks of `size` positions; a small scope is cut into K chunks so that
+	// every group gets rows.
+	K := len(e.groups)
+	size := min(chunkRows, (n+K-1)/K)
+	chunks := (n + size - 1) / size
+	e.scope = scope{x: x, y: y, n: n, order: order, shift: S, decay: decay, size: size, chunks: chunks, first: e.chunks}
+	e.scope.workers = e.workerCount(n, chunks)
 	err := e.addScope()
 	e.scope = scope{} // do not hold on to the caller's rows
+	e.chunks += int64(chunks)
 	return err
 }
 
 // scope is the shuffle scope being added: its rows, their random order, the
-// largest shift S of the permutations, whether rows are weighted, and the
-// number of workers adding it.
+// largest shift S of the permutations, whether rows are weighted, its
+// chunks (of size positions; the first is chunk number first of the stream)
+// and the number of workers adding it.
 type scope struct {
-	x, y    []float64
-	n       int
-	order   []int
-	shift   int
-	decay   bool
-	workers int
+	x, y         []float64
+	n            int
+	order        []int
+	shift        int
+	decay        bool
+	size, chunks int
+	first        int64
+	workers      int
 }
 
 // Reset forgets every row, keeping the feature maps, the bandwidths and the
@@ -392,11 +470,13 @@ type scope struct {
 // waiting in the shuffle buffer are dropped: call Result (or Flush) first to
 // count them.
 func (e *Estimator) Reset() {
-	if e.Started() {
-		for _, a := range e.accs {
-			a.Reset()
-		}
+	for _, a := range e.accs {
+		a.Reset()
 	}
+	for _, m := range e.means {
+		m.Reset()
+	}
+	e.chunks = 0
 	e.pendX, e.pendY, e.pending = e.pendX[:0], e.pendY[:0], 0
 	e.pilotX, e.pilotY, e.pilot = e.pilotX[:0], e.pilotY[:0], 0
 	e.haveLastY = false

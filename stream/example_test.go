@@ -7,8 +7,10 @@ import (
 	"github.com/dime-project/dime/synth"
 )
 
-// Stream blocks of rows through the estimator and read DiME at the end, by
-// permutations and analytically.
+// Stream blocks of rows through the estimator and read DiME at the end: the
+// analytic estimate with its bias removed by the jackknife (the default),
+// its standard error, the plug-in analytic estimate it corrects, the
+// normalized score and the p-value of the independence test.
 func ExampleEstimator() {
 	cfg := stream.DefaultConfig()
 	cfg.Features = 64
@@ -28,8 +30,9 @@ func ExampleEstimator() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("rows %d: DiME %.3f ± %.3f, analytic %.3f\n", r.Rows, r.DiME, r.DiMEStdErr, r.DiMEAnalytic)
-	// Output: rows 20000: DiME 0.293 ± 0.000, analytic 0.294
+	fmt.Printf("rows %d: DiME %.3f ± %.3f (plug-in %.3f), normalized %.2f, p = %.2g\n",
+		r.Rows, r.DiME, r.DiMEStdErr, r.DiMEAnalytic, r.DiMENormalized, r.PValue)
+	// Output: rows 20000: DiME 0.293 ± 0.001 (plug-in 0.294), normalized 0.29, p = 1e-300
 }
 
 // Score three shards separately and merge them exactly: the result is the

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"fmt"
+	"math"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -34,7 +35,11 @@ func EstimateMatrices(x, y mat.Matrix, cfg Config) (Result, error) {
 // accumulator k pairs row i of x with row perms[k][i] of y, as exact.DiME
 // does. With perms = exact.Permutations(n, P, seed), the RFF and the exact
 // estimates pair the same rows, so their difference is the feature
-// approximation alone.
+// approximation alone. It is the permutation estimator on one group of rows
+// (no jackknife) without the normalized score; with fewer rows than
+// features (n < 2D) it computes entropies from n×n Gram matrices, and
+// cfg.SkipAnalytic then skips the test as well as the analytic estimate
+// (each costs a 2D×2D eigenproblem).
 func EstimateWithPermutations(x, y mat.Matrix, cfg Config, perms [][]int) (Result, error) {
 	xd, yd, n, err := rowMajor(x, y)
 	if err != nil {
@@ -44,11 +49,10 @@ func EstimateWithPermutations(x, y mat.Matrix, cfg Config, perms [][]int) (Resul
 		return Result{}, invalidf("no permutations")
 	}
 	cfg.Permutations = len(perms)
+	cfg.SkipNormalized = true
 	if cfg.needsPilot() {
 		// In memory, data-dependent bandwidths look at all the rows.
-		ecfg := exact.Config{Kernel: cfg.Kernel, Alpha: cfg.Alpha, SigmaX: cfg.BandwidthX, SigmaY: cfg.BandwidthY,
-			Permutations: cfg.Permutations, Seed: cfg.Seed}
-		sx, sy, err := exact.ResolveBandwidths(x, y, ecfg)
+		sx, sy, err := exact.ResolveBandwidths(x, y, cfg.exactConfig())
 		if err != nil {
 			return Result{}, fmt.Errorf("%w: %v", ErrInvalidInput, err)
 		}
@@ -83,24 +87,32 @@ func EstimateWithPermutations(x, y mat.Matrix, cfg Config, perms [][]int) (Resul
 	if err != nil {
 		return Result{}, err
 	}
+	// Every row goes to group 0: the permutation estimator has no
+	// jackknife. The parts and the means are accumulated in any case (the
+	// product of marginals and the test need them).
+	g := &e.groups[0]
+	joint, err := rff.Joint(nil, px, py, n, cfg.Features, nil)
+	if err != nil {
+		return Result{}, err
+	}
+	g.x.Add(px, n)
+	g.y.Add(py, n)
+	g.mx.Add(px, n)
+	g.my.Add(py, n)
+	g.mxy.Add(joint, n)
+	e.rows = int64(n)
 	p := 2 * cfg.Features
 	if n >= p {
 		// Few features: accumulate the 2D×2D covariance operators.
-		e.x.Add(px, n)
-		e.y.Add(py, n)
-		for k := -1; k < len(perms); k++ {
-			acc, perm := e.xy, []int(nil)
-			if k >= 0 {
-				acc, perm = e.perm[k], perms[k]
-			}
-			joint, err := rff.Joint(nil, px, py, n, cfg.Features, perm)
+		g.xy.Add(joint, n)
+		for k, perm := range perms {
+			pj, err := rff.Joint(nil, px, py, n, cfg.Features, perm)
 			if err != nil {
 				return Result{}, invalidf("permutation %d: %v", k, err)
 			}
-			acc.Add(joint, n)
+			e.perm[k].Add(pj, n)
 		}
-		e.rows = int64(n)
-		return resultOf(e.cfg, e.sigmaX, e.sigmaY, e.rows, 0, e.x, e.y, e.xy, e.perm)
+		return e.Result()
 	}
 	// Few rows: the nonzero eigenvalues of a covariance ΦᵀΦ/n are those of
 	// the n×n Gram matrix ΦΦᵀ/n, which is smaller; entropies come from it.
@@ -110,40 +122,39 @@ func EstimateWithPermutations(x, y mat.Matrix, cfg Config, perms [][]int) (Resul
 		g.SymOuterK(1/float64(n), mat.NewDense(n, p, phi))
 		return g
 	}
-	grams = append(grams, gram(px), gram(py))
-	for k := -1; k < len(perms); k++ {
-		var perm []int
-		if k >= 0 {
-			perm = perms[k]
-		}
-		joint, err := rff.Joint(nil, px, py, n, cfg.Features, perm)
+	grams = append(grams, gram(px), gram(py), gram(joint))
+	for k, perm := range perms {
+		pj, err := rff.Joint(nil, px, py, n, cfg.Features, perm)
 		if err != nil {
 			return Result{}, invalidf("permutation %d: %v", k, err)
 		}
-		grams = append(grams, gram(joint))
+		grams = append(grams, gram(pj))
 	}
+	nan := math.NaN()
+	est := estimates{sperp: nan, jack: nan, jackSE: nan, selfX: nan, selfY: nan, groups: len(e.groups), weight: float64(n),
+		test: covariance.IndependenceTest{Statistic: nan, NullMean: nan, PValue: nan}}
 	if !cfg.SkipAnalytic {
-		e.x.Add(px, n)
-		e.y.Add(py, n)
-		product, err := covariance.ProductOfMarginals(nil, e.x, e.y)
+		product, err := covariance.ProductOfMarginals(nil, g.x, g.y)
 		if err != nil {
 			return Result{}, err
 		}
-		s, err := exact.MatrixEntropy(product, cfg.Alpha)
-		if err != nil {
+		if est.sperp, err = exact.MatrixEntropy(product, cfg.Alpha); err != nil {
 			return Result{}, err
 		}
-		sg, err := exact.MatrixEntropies(cfg.Alpha, grams...)
-		if err != nil {
-			return Result{}, err
-		}
-		return assemble(cfg, e.sigmaX, e.sigmaY, int64(n), 0, append(sg, s)), nil
 	}
 	sg, err := exact.MatrixEntropies(cfg.Alpha, grams...)
 	if err != nil {
 		return Result{}, err
 	}
-	return assemble(cfg, e.sigmaX, e.sigmaY, int64(n), 0, sg), nil
+	est.sx, est.sy, est.sxy, est.perm = sg[0], sg[1], sg[2], sg[3:]
+	if !cfg.SkipAnalytic {
+		// Like the analytic estimate, the test costs a 2D×2D eigenproblem,
+		// more than the Gram matrices' here.
+		if t, err := covariance.Independence(g.x, g.y, g.mx, g.my, g.mxy); err == nil {
+			est.test = t
+		}
+	}
+	return assemble(cfg, e.sigmaX, e.sigmaY, int64(n), 0, est), nil
 }
 
 // rowMajor returns the data of two views as row-major slices, checking that

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -28,25 +29,46 @@ type Result struct {
 	Seed                   uint64
 	ShuffleRows            int
 
+	// Groups is the number K of groups of rows of the jackknife.
+	Groups int
+
 	// EntropyX, EntropyY and EntropyJoint are the entropies of the X part,
 	// Y part and joint covariance operators.
 	EntropyX, EntropyY, EntropyJoint float64
-	// MutualInformation is EntropyX + EntropyY − EntropyJoint.
+	// MutualInformation is EntropyX + EntropyY − EntropyJoint (plug-in).
 	MutualInformation float64
-	// DiME is the permutation estimate, mean(EntropyPermuted) − EntropyJoint,
-	// and DiMEStdErr its standard error over the P permuted accumulators
-	// (NaN for P = 1).
+	// DiME is the estimate of the configured estimator, and DiMEStdErr its
+	// standard error. Analytic (Permutations = 0): S(C⊥) − S(C_XY) with
+	// its finite-sample bias removed by the delete-a-group jackknife over
+	// the groups, the standard error from the same jackknife (K − 1 degrees
+	// of freedom; NaN with fewer than 2 non-empty groups, and DiME is then
+	// DiMEAnalytic). Permutations (P ≥ 1): mean(EntropyPermuted) −
+	// EntropyJoint, the standard error over the P permuted accumulators (NaN
+	// for P = 1).
 	DiME, DiMEStdErr float64
-	// DiMEAnalytic is EntropyProduct − EntropyJoint, where EntropyProduct is
-	// the entropy of the analytic product-of-marginals operator C⊥ (all pairs
-	// of rows, no permutation noise; a small positive bias of order D/N at
-	// independence).
+	// DiMEAnalytic is the plug-in EntropyProduct − EntropyJoint, where
+	// EntropyProduct is the entropy of the analytic product-of-marginals
+	// operator C⊥ (all pairs of rows, no permutation noise): a deterministic
+	// function of the summed accumulators, biased upward at independence by
+	// about D/N (the package documentation derives it).
 	DiMEAnalytic float64
 	// EntropyPermuted holds the entropy of each permuted accumulator.
 	EntropyPermuted []float64
 	EntropyProduct  float64
-	// PValue tests independence (see PValue): NaN for P = 1.
-	PValue float64
+	// DiMESelfX and DiMESelfY are the self terms DiME(X;X′) and DiME(Y;Y′)
+	// (analytic, jackknifed), and DiMENormalized is
+	// DiME / √(DiMESelfX·DiMESelfY): 0 in expectation under independence,
+	// 1 when Y is X (see the package documentation). NaN with
+	// SkipNormalized or when a self term is not positive.
+	DiMESelfX, DiMESelfY, DiMENormalized float64
+	// PValue tests independence by the RFF-HSIC test of package covariance
+	// (covariance.Independence), whatever the DiME estimator: NaN if it
+	// cannot be computed. TestStatistic is its statistic and TestNullMean
+	// the statistic's expectation under independence.
+	PValue, TestStatistic, TestNullMean float64
+	// PValuePermutations is the older p-value of the permutation estimator
+	// (function PValue; NaN without at least 2 permutations).
+	PValuePermutations float64
 	// EffectiveRows is the total weight of the rows: Rows, or less with a
 	// half-life.
 	EffectiveRows float64
@@ -97,9 +119,11 @@ func PValue(joint float64, permuted []float64) float64 {
 func (e *Estimator) Skip(n int64) { e.skipped += n }
 
 // Result flushes the rows waiting in the shuffle buffer and returns the
-// estimate over every row added so far. It needs at least 2 rows. The P + 4
-// entropies (X, Y, joint, P permuted, product of marginals) are computed
-// concurrently.
+// estimate over every row added so far. It needs at least 2 rows. Its cost
+// is that of the 2D×2D eigenproblems, computed concurrently: 4 entropies
+// (X, Y, joint, product of marginals), 2 per non-empty group for the
+// jackknife (analytic estimator) or P (permutations), 4(K+1) for the self
+// terms, and one for the test.
 func (e *Estimator) Result() (Result, error) {
 	if err := e.Flush(); err != nil {
 		return Result{}, err
@@ -107,68 +131,334 @@ func (e *Estimator) Result() (Result, error) {
 	if e.rows < 2 {
 		return Result{}, invalidf("%d rows, want at least 2", e.rows)
 	}
-	res, err := resultOf(e.cfg, e.sigmaX, e.sigmaY, e.rows, e.skipped, e.x, e.y, e.xy, e.perm)
-	res.EffectiveRows = e.xy.Weight()
-	return res, err
-}
-
-// resultOf computes a Result from a full set of accumulators.
-func resultOf(cfg Config, sigmaX, sigmaY float64, rows, skipped int64, x, y, xy *covariance.Accumulator, perm []*covariance.Accumulator) (Result, error) {
-	mats := []*mat.SymDense{x.Sum(), y.Sum(), xy.Sum()}
-	for _, a := range perm {
-		if !(a.Weight() > 0) {
-			return Result{}, fmt.Errorf("stream: permuted accumulator %d has no rows", a.Description().Index)
-		}
-		mats = append(mats, a.Sum())
-	}
-	if !cfg.SkipAnalytic {
-		product, err := covariance.ProductOfMarginals(nil, x, y)
-		if err != nil {
-			return Result{}, err
-		}
-		mats = append(mats, product)
-	}
-	s, err := exact.MatrixEntropies(cfg.Alpha, mats...)
+	est, err := e.estimate()
 	if err != nil {
 		return Result{}, err
 	}
-	return assemble(cfg, sigmaX, sigmaY, rows, skipped, s), nil
+	return assemble(e.cfg, e.sigmaX, e.sigmaY, e.rows, e.skipped, est), nil
 }
 
-// assemble builds a Result from the entropies of X, Y, the joint, the P
-// permuted joints and, unless cfg.SkipAnalytic, the product of marginals, in
-// that order.
-func assemble(cfg Config, sigmaX, sigmaY float64, rows, skipped int64, s []float64) Result {
-	permuted := s[3 : 3+cfg.Permutations]
-	var mean float64
-	for _, v := range permuted {
-		mean += v
-	}
-	mean /= float64(len(permuted))
-	stderr := math.NaN()
-	if len(permuted) > 1 {
-		var ss float64
-		for _, v := range permuted {
-			ss += (v - mean) * (v - mean)
+// estimates are the quantities a Result is assembled from; NaN when not
+// computed.
+type estimates struct {
+	sx, sy, sxy, sperp float64
+	perm               []float64
+	jack, jackSE       float64 // analytic DiME, jackknifed
+	selfX, selfY       float64 // self terms, jackknifed
+	test               covariance.IndependenceTest
+	groups             int
+	weight             float64 // total weight of the rows
+}
+
+// sums holds the accumulators of some groups, summed: X, Y, joint, the
+// means, the copies and the self joints (nil without them).
+type sums struct {
+	x, y, xy, cx, cy, sx, sy *covariance.Accumulator
+	mx, my, mxy              *covariance.Mean
+}
+
+// sum returns the accumulators of every group but skip (−1: every group),
+// summed, and the means too when withMeans.
+func (e *Estimator) sum(skip int, withMeans bool) (sums, error) {
+	var out sums
+	collect := func(get func(*group) *covariance.Accumulator) (*covariance.Accumulator, error) {
+		var parts []*covariance.Accumulator
+		for k := range e.groups {
+			if a := get(&e.groups[k]); k != skip && a != nil {
+				parts = append(parts, a)
+			}
 		}
-		stderr = math.Sqrt(ss/float64(len(permuted)-1)) / math.Sqrt(float64(len(permuted)))
+		if len(parts) == 0 {
+			return nil, nil
+		}
+		return covariance.SumGroups(parts...)
 	}
-	product := math.NaN()
+	var err error
+	targets := []struct {
+		dst *(*covariance.Accumulator)
+		get func(*group) *covariance.Accumulator
+	}{
+		{&out.x, func(g *group) *covariance.Accumulator { return g.x }},
+		{&out.y, func(g *group) *covariance.Accumulator { return g.y }},
+		{&out.xy, func(g *group) *covariance.Accumulator { return g.xy }},
+		{&out.cx, func(g *group) *covariance.Accumulator { return g.cx }},
+		{&out.cy, func(g *group) *covariance.Accumulator { return g.cy }},
+		{&out.sx, func(g *group) *covariance.Accumulator { return g.sx }},
+		{&out.sy, func(g *group) *covariance.Accumulator { return g.sy }},
+	}
+	for _, t := range targets {
+		if *t.dst, err = collect(t.get); err != nil {
+			return out, err
+		}
+	}
+	if withMeans {
+		var mx, my, mxy []*covariance.Mean
+		for k := range e.groups {
+			if k != skip {
+				g := &e.groups[k]
+				mx, my, mxy = append(mx, g.mx), append(my, g.my), append(mxy, g.mxy)
+			}
+		}
+		if out.mx, err = covariance.SumMeanGroups(mx...); err != nil {
+			return out, err
+		}
+		if out.my, err = covariance.SumMeanGroups(my...); err != nil {
+			return out, err
+		}
+		if out.mxy, err = covariance.SumMeanGroups(mxy...); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// pairKind says which DiME: of the pair (X, Y), or of a view and its copy.
+type pairKind uint8
+
+const (
+	mainPair pairKind = iota
+	selfXPair
+	selfYPair
+)
+
+// dimeMatrices returns the joint sum and the product of marginals of the
+// pair kind from sums s, or nil if s has no rows for it.
+func dimeMatrices(s sums, kind pairKind) ([]*mat.SymDense, error) {
+	var joint, part, other *covariance.Accumulator
+	switch kind {
+	case mainPair:
+		joint, part, other = s.xy, s.x, s.y
+	case selfXPair:
+		joint, part, other = s.sx, s.x, s.cx
+	default:
+		joint, part, other = s.sy, s.y, s.cy
+	}
+	if joint == nil || !(joint.Weight() > 0) || !(part.Weight() > 0) || !(other.Weight() > 0) {
+		return nil, nil
+	}
+	var product *mat.SymDense
+	var err error
+	if kind == mainPair {
+		product, err = covariance.ProductOfMarginals(nil, part, other)
+	} else {
+		product, err = covariance.SelfProductOfMarginals(nil, part, other)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []*mat.SymDense{joint.Sum(), product}, nil
+}
+
+// estimate computes the estimates of a Result from the groups and the
+// permuted accumulators.
+func (e *Estimator) estimate() (estimates, error) {
+	nan := math.NaN()
+	cfg := e.cfg
+	est := estimates{sperp: nan, jack: nan, jackSE: nan, selfX: nan, selfY: nan, groups: len(e.groups),
+		test: covariance.IndependenceTest{Statistic: nan, NullMean: nan, PValue: nan}}
+	all, err := e.sum(-1, true)
+	if err != nil {
+		return est, err
+	}
+	est.weight = all.xy.Weight()
+	// The entropies over every row: X, Y, joint, product of marginals,
+	// permuted joints, and the self terms' pairs.
+	mats := []*mat.SymDense{all.x.Sum(), all.y.Sum(), all.xy.Sum()}
 	if !cfg.SkipAnalytic {
-		product = s[3+cfg.Permutations]
+		product, err := covariance.ProductOfMarginals(nil, all.x, all.y)
+		if err != nil {
+			return est, err
+		}
+		mats = append(mats, product)
 	}
-	return Result{
+	for _, a := range e.perm {
+		if !(a.Weight() > 0) {
+			return est, fmt.Errorf("stream: permuted accumulator %d has no rows", a.Description().Index)
+		}
+		mats = append(mats, a.Sum())
+	}
+	normalized := !cfg.SkipNormalized
+	var selfAll [2][]*mat.SymDense
+	if normalized {
+		for i, kind := range []pairKind{selfXPair, selfYPair} {
+			if selfAll[i], err = dimeMatrices(all, kind); err != nil {
+				return est, err
+			}
+			mats = append(mats, selfAll[i]...)
+		}
+	}
+	// The test runs beside the entropies.
+	testDone := make(chan error, 1)
+	go func() {
+		t, err := covariance.Independence(all.x, all.y, all.mx, all.my, all.mxy)
+		if err == nil {
+			est.test = t
+		} else if errors.Is(err, covariance.ErrEmpty) {
+			err = nil // too few effective rows: no p-value
+		}
+		testDone <- err
+	}()
+	s, err := exact.MatrixEntropies(cfg.Alpha, mats...)
+	if terr := <-testDone; err == nil {
+		err = terr
+	}
+	if err != nil {
+		return est, err
+	}
+	est.sx, est.sy, est.sxy = s[0], s[1], s[2]
+	s = s[3:]
+	if !cfg.SkipAnalytic {
+		est.sperp, s = s[0], s[1:]
+	}
+	est.perm, s = slices.Clone(s[:len(e.perm)]), s[len(e.perm):]
+	selfFull := [2]float64{nan, nan}
+	for i := range selfAll {
+		if selfAll[i] != nil {
+			selfFull[i], s = s[1]-s[0], s[2:]
+		}
+	}
+
+	// The delete-a-group jackknife: the same quantities without each
+	// non-empty group in turn.
+	var live, selfLive int
+	for k := range e.groups {
+		if e.groups[k].xy.Weight() > 0 {
+			live++
+		}
+		if normalized && e.groups[k].cx.Weight() > 0 {
+			selfLive++
+		}
+	}
+	mainJack := len(e.perm) == 0 && live >= 2
+	var mainLoo, mainN []float64
+	var selfLoo, selfN [2][]float64
+	for k := range e.groups {
+		g := &e.groups[k]
+		if !(g.xy.Weight() > 0) {
+			continue
+		}
+		selfHere := selfLive >= 2 && g.cx.Weight() > 0
+		if !mainJack && !selfHere {
+			continue
+		}
+		rest, err := e.sum(k, false)
+		if err != nil {
+			return est, err
+		}
+		var mats []*mat.SymDense
+		var kinds []pairKind
+		if mainJack {
+			kinds = append(kinds, mainPair)
+		}
+		if selfHere {
+			kinds = append(kinds, selfXPair, selfYPair)
+		}
+		for _, kind := range kinds {
+			m, err := dimeMatrices(rest, kind)
+			if err != nil {
+				return est, err
+			}
+			if m == nil {
+				return est, fmt.Errorf("stream: group %d holds every row of a term: no jackknife", k)
+			}
+			mats = append(mats, m...)
+		}
+		s, err := exact.MatrixEntropies(cfg.Alpha, mats...)
+		if err != nil {
+			return est, err
+		}
+		for i, kind := range kinds {
+			d := s[2*i+1] - s[2*i]
+			switch kind {
+			case mainPair:
+				mainLoo, mainN = append(mainLoo, d), append(mainN, g.xy.Weight())
+			case selfXPair:
+				selfLoo[0], selfN[0] = append(selfLoo[0], d), append(selfN[0], g.cx.Weight())
+			case selfYPair:
+				selfLoo[1], selfN[1] = append(selfLoo[1], d), append(selfN[1], g.cy.Weight())
+			}
+		}
+	}
+	if mainJack {
+		est.jack, est.jackSE = jackknife(est.sperp-est.sxy, mainLoo, mainN)
+	}
+	est.selfX, _ = jackknife(selfFull[0], selfLoo[0], selfN[0])
+	est.selfY, _ = jackknife(selfFull[1], selfLoo[1], selfN[1])
+	return est, nil
+}
+
+// jackknife returns the delete-a-group jackknife estimate of a statistic
+// and its standard error, from its value on every row (all), its values
+// without each group (loo) and the groups' weights (n) — the version for
+// groups of unequal sizes of Busing, Meijer and van der Leeden (1999,
+// Statistics and Computing 9): with N = Σ n_k and h_k = N/n_k,
+//
+//	est = K·all − Σ_k (1 − n_k/N)·loo_k,
+//	se² = (1/K) Σ_k (T̃_k − est)²/(h_k − 1),   T̃_k = h_k·all − (h_k − 1)·loo_k.
+//
+// With equal groups these are K·all − (K−1)·mean(loo) and
+// ((K−1)/K) Σ (loo_k − mean)². Fewer than 2 groups give all and NaN.
+func jackknife(all float64, loo, n []float64) (est, se float64) {
+	K := len(loo)
+	if K < 2 || math.IsNaN(all) {
+		return all, math.NaN()
+	}
+	var N float64
+	for _, v := range n {
+		N += v
+	}
+	est = float64(K) * all
+	for k := range loo {
+		est -= (1 - n[k]/N) * loo[k]
+	}
+	var v float64
+	for k := range loo {
+		h := N / n[k]
+		pseudo := h*all - (h-1)*loo[k]
+		v += (pseudo - est) * (pseudo - est) / (h - 1)
+	}
+	return est, math.Sqrt(v / float64(K))
+}
+
+// assemble builds a Result from the estimates.
+func assemble(cfg Config, sigmaX, sigmaY float64, rows, skipped int64, est estimates) Result {
+	nan := math.NaN()
+	r := Result{
 		Rows: rows, SkippedRows: skipped,
 		XColumns: cfg.XColumns, YColumns: cfg.YColumns,
 		Kernel: cfg.Kernel, Alpha: cfg.Alpha,
 		BandwidthX: cfg.BandwidthX, BandwidthY: cfg.BandwidthY, SigmaX: sigmaX, SigmaY: sigmaY,
-		Features: cfg.Features, Variant: cfg.Variant, Permutations: cfg.Permutations,
+		Features: cfg.Features, Variant: cfg.Variant, Permutations: cfg.Permutations, Groups: est.groups,
 		Seed: cfg.Seed, ShuffleRows: cfg.ShuffleRows,
-		EntropyX: s[0], EntropyY: s[1], EntropyJoint: s[2],
-		MutualInformation: s[0] + s[1] - s[2],
-		DiME:              mean - s[2], DiMEStdErr: stderr,
-		DiMEAnalytic:    product - s[2],
-		EntropyPermuted: slices.Clone(permuted), EntropyProduct: product,
-		PValue: PValue(s[2], permuted), EffectiveRows: float64(rows), HalfLife: cfg.HalfLife,
+		EntropyX: est.sx, EntropyY: est.sy, EntropyJoint: est.sxy,
+		MutualInformation: est.sx + est.sy - est.sxy,
+		DiMEAnalytic:      est.sperp - est.sxy, EntropyProduct: est.sperp,
+		EntropyPermuted: est.perm, DiMESelfX: est.selfX, DiMESelfY: est.selfY,
+		PValue: est.test.PValue, TestStatistic: est.test.Statistic, TestNullMean: est.test.NullMean,
+		PValuePermutations: nan,
+		EffectiveRows:      est.weight, HalfLife: cfg.HalfLife,
 	}
+	if len(est.perm) == 0 {
+		r.DiME, r.DiMEStdErr = est.jack, est.jackSE
+	} else {
+		var mean float64
+		for _, v := range est.perm {
+			mean += v
+		}
+		mean /= float64(len(est.perm))
+		r.DiME, r.DiMEStdErr = mean-est.sxy, nan
+		if P := len(est.perm); P > 1 {
+			var ss float64
+			for _, v := range est.perm {
+				ss += (v - mean) * (v - mean)
+			}
+			r.DiMEStdErr = math.Sqrt(ss/float64(P-1)) / math.Sqrt(float64(P))
+		}
+		r.PValuePermutations = PValue(est.sxy, est.perm)
+	}
+	r.DiMENormalized = nan
+	if est.selfX > 0 && est.selfY > 0 {
+		r.DiMENormalized = r.DiME / math.Sqrt(est.selfX*est.selfY)
+	}
+	return r
 }

@@ -25,38 +25,46 @@ var ErrState = errors.New("stream: invalid state")
 // whose row counts would overflow.
 var ErrIncompatible = errors.New("stream: incompatible states")
 
-// The state encoding, version 2. Integers are little-endian and unsigned
+// The state encoding, version 3. Integers are little-endian and unsigned
 // unless said otherwise; floats are IEEE 754 bits.
 //
 //	size        field
 //	6           magic "dimeST"
-//	1           version (2)
+//	1           version (3)
 //	1           flags: bit 0 = the shard ids are truncated (MaxShards); other bits 0
-//	1 × 8       kernel, variant, skip analytic (0/1), bandwidth rule of X, of Y, 3 reserved (0)
-//	4 × 4       features D, permutations P, width of X, width of Y
-//	8 × 5       shuffle rows, pilot rows, seed, rows, skipped rows
+//	1 × 8       kernel, variant, skip analytic (0/1), bandwidth rule of X, of Y,
+//	            skip normalized (0/1), 2 reserved (0)
+//	4 × 5       features D, permutations P, width of X, width of Y, groups K (0: default)
+//	8 × 6       shuffle rows, pilot rows, seed, rows, skipped rows, chunks added
 //	8 × 6       alpha, sigma of X's rule, of Y's rule, resolved sigma X, resolved sigma Y, half-life
 //	4 + 16·k    k shard ids (1 ≤ k ≤ MaxShards), sorted ascending, distinct
 //	4 + Σ(4+n)  column names of X: their count, then each as length and UTF-8 bytes
 //	4 + Σ(4+n)  column names of Y
 //	1           whether the Y features of the last row follow (0/1)
 //	8 · 2D      the Y features of the last row (zeros if not)
-//	4           the number A of accumulators, P + 3
-//	A × (4+s)   each accumulator, X, Y, joint, permuted 0 … P−1: its length s
-//	            and its encoding (covariance.Accumulator.MarshalBinary, with its
-//	            own checksum)
+//	4           the number A of accumulators: 3K (7K with the normalized score's
+//	            copies and self joints) + P
+//	A × (4+s)   each accumulator, in the order of layout (per group X, Y, joint
+//	            [, copy X, copy Y, self X, self Y], then permuted 0 … P−1): its
+//	            length s and its encoding (covariance.Accumulator.MarshalBinary,
+//	            with its own checksum)
+//	4           the number M of means, 3K
+//	M × (4+m)   each mean (per group X, Y, joint): its length m and its encoding
+//	            (covariance.Mean.MarshalBinary)
 //	4           CRC-32C (Castagnoli) of every byte before it
 //
 // To extend the format, bump stateVersion and add fields; ReadState reads
-// only its own version. Every count and length is checked against the bytes
-// the input has left before anything of that size is allocated.
+// only its own version (version 2, written before the groups of the
+// jackknife and the means of the test, lacks what they need). Every count
+// and length is checked against the bytes the input has left before
+// anything of that size is allocated.
 const (
 	stateMagic   = "dimeST"
-	stateVersion = 2
+	stateVersion = 3
 	// stateFlagTruncated marks a shard set that holds the MaxShards smallest ids.
 	stateFlagTruncated = 1
 	// stateHeaderSize is the size of the fixed fields, up to the shard ids.
-	stateHeaderSize = 8 + 8 + 4*4 + 8*5 + 8*6
+	stateHeaderSize = 8 + 8 + 4*5 + 8*6 + 8*6
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -83,11 +91,12 @@ func (e *Estimator) WriteState(w io.Writer) error {
 	}
 	b = append(b, stateMagic...)
 	b = append(b, stateVersion, flags)
-	b = append(b, byte(c.Kernel), byte(c.Variant), boolByte(c.SkipAnalytic), byte(c.BandwidthX.Rule), byte(c.BandwidthY.Rule), 0, 0, 0)
-	for _, v := range []uint32{uint32(c.Features), uint32(c.Permutations), uint32(e.dimX), uint32(e.dimY)} {
+	b = append(b, byte(c.Kernel), byte(c.Variant), boolByte(c.SkipAnalytic), byte(c.BandwidthX.Rule), byte(c.BandwidthY.Rule),
+		boolByte(c.SkipNormalized), 0, 0)
+	for _, v := range []uint32{uint32(c.Features), uint32(c.Permutations), uint32(e.dimX), uint32(e.dimY), uint32(c.Groups)} {
 		b = le.AppendUint32(b, v)
 	}
-	for _, v := range []uint64{uint64(c.ShuffleRows), uint64(c.PilotRows), c.Seed, uint64(e.rows), uint64(e.skipped)} {
+	for _, v := range []uint64{uint64(c.ShuffleRows), uint64(c.PilotRows), c.Seed, uint64(e.rows), uint64(e.skipped), uint64(e.chunks)} {
 		b = le.AppendUint64(b, v)
 	}
 	for _, v := range []float64{c.Alpha, c.BandwidthX.Sigma, c.BandwidthY.Sigma, e.sigmaX, e.sigmaY, c.HalfLife} {
@@ -113,6 +122,16 @@ func (e *Estimator) WriteState(w io.Writer) error {
 		b = le.AppendUint32(b, 0)
 		var err error
 		if b, err = a.AppendBinary(b); err != nil {
+			return err
+		}
+		le.PutUint32(b[start:], uint32(len(b)-start-4))
+	}
+	b = le.AppendUint32(b, uint32(len(e.means)))
+	for _, m := range e.means {
+		start := len(b)
+		b = le.AppendUint32(b, 0)
+		var err error
+		if b, err = m.AppendBinary(b); err != nil {
 			return err
 		}
 		le.PutUint32(b[start:], uint32(len(b)-start-4))
@@ -347,10 +366,12 @@ func (d *stateDecoder) decode(flags byte) *Estimator {
 	skip := d.u8()
 	c.SkipAnalytic = skip == 1
 	c.BandwidthX.Rule, c.BandwidthY.Rule = exact.BandwidthRule(d.u8()), exact.BandwidthRule(d.u8())
-	var reserved [3]byte
+	skipNormalized := d.u8()
+	c.SkipNormalized = skipNormalized == 1
+	var reserved [2]byte
 	d.read(reserved[:])
-	features, perms, dimX, dimY := d.u32(), d.u32(), d.u32(), d.u32()
-	shuffle, pilot, seed, rows, skipped := d.u64(), d.u64(), d.u64(), d.u64(), d.u64()
+	features, perms, dimX, dimY, groups := d.u32(), d.u32(), d.u32(), d.u32(), d.u32()
+	shuffle, pilot, seed, rows, skipped, chunks := d.u64(), d.u64(), d.u64(), d.u64(), d.u64(), d.u64()
 	c.Alpha, c.BandwidthX.Sigma, c.BandwidthY.Sigma = d.f64(), d.f64(), d.f64()
 	sigmaX, sigmaY := d.f64(), d.f64()
 	c.HalfLife = d.f64()
@@ -360,21 +381,23 @@ func (d *stateDecoder) decode(flags byte) *Estimator {
 	// Range checks before any conversion to int: a uint64 above MaxInt64
 	// must not wrap around to a valid-looking negative or small value.
 	switch {
-	case skip > 1 || reserved != [3]byte{}:
+	case skip > 1 || skipNormalized > 1 || reserved != [2]byte{}:
 		d.fail("reserved bytes are not zero")
+	case uint64(groups) > MaxGroups:
+		d.fail("%d groups, want at most %d", groups, MaxGroups)
 	case uint64(features) > rff.MaxFeatures || uint64(perms) > MaxPermutations:
 		d.fail("%d features and %d permutations, want at most %d and %d", features, perms, rff.MaxFeatures, MaxPermutations)
 	case uint64(dimX) > rff.MaxInputDim || uint64(dimY) > rff.MaxInputDim:
 		d.fail("views of %d and %d columns, want at most %d", dimX, dimY, rff.MaxInputDim)
 	case shuffle > MaxShuffleRows || pilot > MaxPilotRows:
 		d.fail("shuffle buffer of %d rows and pilot of %d rows, want at most %d and %d", shuffle, pilot, MaxShuffleRows, MaxPilotRows)
-	case rows > math.MaxInt64 || skipped > math.MaxInt64:
-		d.fail("row counts %d and %d out of range", rows, skipped)
+	case rows > math.MaxInt64 || skipped > math.MaxInt64 || chunks > math.MaxInt64:
+		d.fail("row and chunk counts %d, %d and %d out of range", rows, skipped, chunks)
 	}
 	if d.err != nil {
 		return nil
 	}
-	c.Features, c.Permutations = int(features), int(perms)
+	c.Features, c.Permutations, c.Groups = int(features), int(perms), int(groups)
 	c.ShuffleRows, c.PilotRows, c.Seed = int(shuffle), int(pilot), seed
 	if err := c.Validate(); err != nil {
 		d.fail("settings: %v", err)
@@ -409,11 +432,14 @@ func (d *stateDecoder) decode(flags byte) *Estimator {
 		d.fail("last-row flag is %d", haveLastY)
 	}
 
-	// The last row's Y features and the accumulators: check that the input
-	// holds them all before allocating any.
+	// The last row's Y features, the accumulators and the means: check that
+	// the input holds them all before allocating any.
 	p := 2 * uint64(features)
+	accDescs, meanDescs := layout(c, spec)
+	A, M := uint64(len(accDescs)), uint64(len(meanDescs))
 	accSize := uint64(covariance.EncodedSize(int(features)))
-	if !d.fits(8*p+4+uint64(perms+3)*(4+accSize), fmt.Sprintf("%d accumulators of %d features", perms+3, p)) {
+	meanSize := uint64(covariance.MeanEncodedSize(int(features)))
+	if !d.fits(8*p+4+A*(4+accSize)+4+M*(4+meanSize), fmt.Sprintf("%d accumulators and %d means of %d features", A, M, p)) {
 		return nil
 	}
 	e := newEstimator(int(dimX), int(dimY), c)
@@ -428,10 +454,10 @@ func (d *stateDecoder) decode(flags byte) *Estimator {
 			d.fail("Y features of the last row: value %v", lastY[i])
 		}
 	}
-	if n := d.u32(); d.err == nil && n != perms+3 {
-		d.fail("%d accumulators, want %d (P + 3)", n, perms+3)
+	if n := d.u32(); d.err == nil && uint64(n) != A {
+		d.fail("%d accumulators, want %d", n, A)
 	}
-	accs := make([]*covariance.Accumulator, perms+3)
+	accs := make([]*covariance.Accumulator, A)
 	for i := range accs {
 		if n := d.u32(); d.err == nil && uint64(n) != accSize {
 			d.fail("accumulator %d: %d bytes, want %d", i, n, accSize)
@@ -448,39 +474,80 @@ func (d *stateDecoder) decode(flags byte) *Estimator {
 			}
 			return nil
 		}
-		if want := accumulatorDescription(spec, i); accs[i].Description() != want {
+		if want := accDescs[i]; accs[i].Description() != want {
 			d.fail("accumulator %v#%d does not belong to these settings", want.Part, want.Index)
 			return nil
 		}
 	}
-	if err := checkWeights(accs, int64(rows), c.HalfLife > 0); err != nil {
+	if n := d.u32(); d.err == nil && uint64(n) != M {
+		d.fail("%d means, want %d", n, M)
+	}
+	means := make([]*covariance.Mean, M)
+	buf := make([]byte, meanSize)
+	for i := range means {
+		if n := d.u32(); d.err == nil && uint64(n) != meanSize {
+			d.fail("mean %d: %d bytes, want %d", i, n, meanSize)
+		}
+		if !d.read(buf) {
+			return nil
+		}
+		means[i] = new(covariance.Mean)
+		if err := means[i].UnmarshalBinary(buf); err != nil {
+			d.fail("mean %d: %v", i, err)
+			return nil
+		}
+		if want := meanDescs[i]; means[i].Description() != want {
+			d.fail("mean %v#%d does not belong to these settings", want.Part, want.Index)
+			return nil
+		}
+	}
+	if err := checkWeights(c, accs, means, int64(rows)); err != nil {
 		d.fail("%v", err)
 		return nil
 	}
-	e.setAccumulators(spec, sigmaX, sigmaY, accs)
+	e.setAccumulators(spec, sigmaX, sigmaY, accs, means)
 	e.lastY = lastY
 	e.haveLastY = haveLastY == 1
 	e.shards = shards
-	e.rows, e.skipped = int64(rows), int64(skipped)
+	e.rows, e.skipped, e.chunks = int64(rows), int64(skipped), int64(chunks)
 	return e
 }
 
-// checkWeights checks the accumulators' weights against the row count: the
-// X, Y and joint accumulators hold every row once (weight = rows, or less
-// with a half-life), the permuted ones at most every row.
-func checkWeights(accs []*covariance.Accumulator, rows int64, decay bool) error {
+// checkWeights checks the weights of the accumulators and means (in the
+// order of layout) against the row count: the groups' joints hold every row
+// once (their weights sum to rows, or less with a half-life), each group's
+// X, Y and means weigh what its joint weighs, and every other accumulator
+// (copies, self joints, permuted) at most every row.
+func checkWeights(c Config, accs []*covariance.Accumulator, means []*covariance.Mean, rows int64) error {
 	n := float64(rows)
 	hi := n * (1 + 1e-12)
-	for i, a := range accs {
-		w := a.Weight()
-		lo := n * (1 - 1e-12)
-		if decay || i >= 3 {
-			lo = 0
-		}
-		if w < lo || w > hi {
+	var total float64
+	for _, a := range accs {
+		if w := a.Weight(); w > hi {
 			desc := a.Description()
 			return fmt.Errorf("accumulator %v#%d has a weight of %v for %d rows", desc.Part, desc.Index, w, rows)
 		}
+	}
+	per := 3
+	if !c.SkipNormalized {
+		per = 7
+	}
+	for k := range c.groups() {
+		g := accs[k*per : k*per+3]
+		w := g[2].Weight()
+		total += w
+		for _, other := range []float64{g[0].Weight(), g[1].Weight(), means[3*k].Weight(), means[3*k+1].Weight(), means[3*k+2].Weight()} {
+			if math.Abs(other-w) > 1e-12*max(n, 1) {
+				return fmt.Errorf("group %d: the X, Y and joint accumulators and means weigh %v and %v", k, other, w)
+			}
+		}
+	}
+	lo := n * (1 - 1e-12)
+	if c.HalfLife > 0 {
+		lo = 0
+	}
+	if total < lo || total > hi {
+		return fmt.Errorf("the groups weigh %v for %d rows", total, rows)
 	}
 	return nil
 }
@@ -500,7 +567,8 @@ func withBandwidths(c Config, sigmaX, sigmaY float64) Config {
 // matching ErrOverlap, as is one whose row counts would overflow. Rows
 // waiting in either shuffle buffer are flushed first. What merges is exact:
 // the accumulators of the union of the rows, as if one estimator had seen
-// both shards' scopes; e then holds the shard ids of both.
+// both shards' scopes, group by group (the groups of the jackknife merge
+// pairwise); e then holds the shard ids of both.
 func (e *Estimator) Merge(other *Estimator) error {
 	if err := e.Flush(); err != nil {
 		return err
@@ -519,12 +587,16 @@ func (e *Estimator) Merge(other *Estimator) error {
 		return fmt.Errorf("%w: columns %v/%v vs %v/%v", ErrIncompatible, a.XColumns, a.YColumns, b.XColumns, b.YColumns)
 	case a.Permutations != b.Permutations:
 		return fmt.Errorf("%w: %d vs %d permutations", ErrIncompatible, a.Permutations, b.Permutations)
+	case a.groups() != b.groups():
+		return fmt.Errorf("%w: %d vs %d groups", ErrIncompatible, a.groups(), b.groups())
+	case a.SkipNormalized != b.SkipNormalized:
+		return fmt.Errorf("%w: with and without the normalized score's self terms", ErrIncompatible)
 	case a.Alpha != b.Alpha:
 		return fmt.Errorf("%w: alpha %v vs %v", ErrIncompatible, a.Alpha, b.Alpha)
 	case e.sigmaX != other.sigmaX || e.sigmaY != other.sigmaY:
 		return fmt.Errorf("%w: bandwidths %v, %v vs %v, %v (data-dependent rules give each shard its own: give sigma explicitly to shards that will be merged)",
 			ErrIncompatible, e.sigmaX, e.sigmaY, other.sigmaX, other.sigmaY)
-	case e.rows > math.MaxInt64-other.rows || e.skipped > math.MaxInt64-other.skipped:
+	case e.rows > math.MaxInt64-other.rows || e.skipped > math.MaxInt64-other.skipped || e.chunks > math.MaxInt64-other.chunks:
 		return fmt.Errorf("%w: row counts overflow (%d + %d rows, %d + %d skipped)", ErrIncompatible, e.rows, other.rows, e.skipped, other.skipped)
 	}
 	if id, ok := e.shards.common(other.shards); ok {
@@ -537,19 +609,30 @@ func (e *Estimator) Merge(other *Estimator) error {
 			return fmt.Errorf("%w: feature maps differ (kernel, variant, features or seed)", ErrIncompatible)
 		}
 	}
+	for i, m := range e.means {
+		if m.Description() != other.means[i].Description() {
+			return fmt.Errorf("%w: feature maps differ (kernel, variant, features or seed)", ErrIncompatible)
+		}
+	}
 	for i := range mine {
 		if err := mine[i].Merge(theirs[i]); err != nil {
 			return fmt.Errorf("%w: %v", ErrIncompatible, err)
 		}
 	}
+	for i, m := range e.means {
+		if err := m.Merge(other.means[i]); err != nil {
+			return fmt.Errorf("%w: %v", ErrIncompatible, err)
+		}
+	}
+	e.chunks += other.chunks
 	e.rows += other.rows
 	e.skipped += other.skipped
 	e.shards = e.shards.union(other.shards)
 	return nil
 }
 
-// accumulators returns X, Y, joint and the permuted accumulators in order
-// (nil before the estimator has started).
+// accumulators returns every accumulator in the order of layout (nil before
+// the estimator has started).
 func (e *Estimator) accumulators() []*covariance.Accumulator { return e.accs }
 
 // MarshalBinary returns the state as WriteState writes it.

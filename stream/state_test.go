@@ -290,37 +290,59 @@ func TestPilotBandwidths(t *testing.T) {
 
 func bytesContains(s, sub string) bool { return bytes.Contains([]byte(s), []byte(sub)) }
 
-// Offsets of the fixed fields of a version 2 state (see state.go).
+// Offsets of the fixed fields of a version 3 state (see state.go).
 const (
+	offFlags    = 8
 	offFeatures = 16
 	offDimX     = 24
 	offDimY     = 28
-	offShuffle  = 32
-	offPilot    = 40
-	offRows     = 56
-	offShards   = 120
+	offGroups   = 32
+	offShuffle  = 36
+	offPilot    = 44
+	offRows     = 60
+	offChunks   = 76
+	offShards   = 132
 )
 
+// stateShape returns the number of accumulators and means of a state and
+// the sizes of their encodings, from its header.
+func stateShape(state []byte) (accs, means, accSize, meanSize int) {
+	le := binary.LittleEndian
+	features, perms, groups := int(le.Uint32(state[offFeatures:])), int(le.Uint32(state[offFeatures+4:])), int(le.Uint32(state[offGroups:]))
+	if groups == 0 {
+		groups = DefaultGroups
+	}
+	perGroup := 7
+	if state[offFlags+5] == 1 { // skip normalized
+		perGroup = 3
+	}
+	return perGroup*groups + perms, 3 * groups, int(covariance.EncodedSize(features)), int(covariance.MeanEncodedSize(features))
+}
+
 // forge returns a copy of a state changed by f, with the checksums of the
-// accumulators and of the state recomputed: what an attacker can write.
-// The accumulators are the last A encodings before the checksum; forge
-// copies the widths of the state's header into them, as a consistent forgery
-// would.
+// accumulators, of the means and of the state recomputed: what an attacker
+// can write. The means are the last M encodings before the checksum, after
+// their count, and the accumulators the A encodings before that (A and M as
+// the original state's header says); forge copies the widths of the
+// changed header into them, as a consistent forgery would.
 func forge(state []byte, f func(b []byte)) []byte {
 	le := binary.LittleEndian
 	b := slices.Clone(state)
 	f(b)
-	features, perms := le.Uint32(state[offFeatures:]), le.Uint32(state[offFeatures+4:])
-	size := int(covariance.EncodedSize(int(features)))
+	A, M, accSize, meanSize := stateShape(state)
 	end := len(b) - 4
-	for i := 0; i < int(perms)+3 && size > 0; i++ {
-		o := end - (i+1)*(4+size) + 4
-		if o < 0 {
-			break
-		}
-		acc := b[o : o+size]
-		copy(acc[20:28], b[offDimX:offDimX+8])
-		le.PutUint32(acc[size-4:], crc32.Checksum(acc[:size-4], castagnoli))
+	fix := func(enc []byte) {
+		copy(enc[20:28], b[offDimX:offDimX+8])
+		le.PutUint32(enc[len(enc)-4:], crc32.Checksum(enc[:len(enc)-4], castagnoli))
+	}
+	for i := 0; i < M; i++ {
+		o := end - (i+1)*(4+meanSize) + 4
+		fix(b[o : o+meanSize])
+	}
+	accEnd := end - M*(4+meanSize) - 4
+	for i := 0; i < A; i++ {
+		o := accEnd - (i+1)*(4+accSize) + 4
+		fix(b[o : o+accSize])
 	}
 	le.PutUint32(b[end:], crc32.Checksum(b[:end], castagnoli))
 	return b
@@ -349,7 +371,7 @@ func TestReadStateForgedFilesBounded(t *testing.T) {
 	}
 	const d = 2
 	x, y := rows(t, synth.Spec{Kind: synth.Gaussian, Dim: d, MI: 1, Seed: 6}, 200)
-	cfg := DefaultConfig() // D = 256, P = 5: an 8.4 MB state
+	cfg := DefaultConfig() // D = 256, K = 4 groups of 7 accumulators: a 29 MB state
 	cfg.XColumns, cfg.YColumns = []string{"a", "b"}, []string{"c", "d"}
 	e, _ := New(d, d, cfg)
 	addBlocks(t, e, x, y, d, 200)
@@ -373,10 +395,17 @@ func TestReadStateForgedFilesBounded(t *testing.T) {
 		}), "views of 1048577 and 2 columns"},
 		{"shuffle 2^40", forge(good, func(b []byte) { le.PutUint64(b[offShuffle:], 1<<40) }), "shuffle buffer of 1099511627776 rows"},
 		{"pilot 2^62", forge(good, func(b []byte) { le.PutUint64(b[offPilot:], 1<<62) }), "pilot of 4611686018427387904 rows"},
-		{"rows 2^63-10", forge(good, func(b []byte) { le.PutUint64(b[offRows:], 1<<63-10) }), "has a weight of 200 for 9223372036854775798 rows"},
+		{"rows 2^63-10", forge(good, func(b []byte) { le.PutUint64(b[offRows:], 1<<63-10) }), "the groups weigh 200 for 9223372036854775798 rows"},
 		{"rows 2^64-10", forge(good, func(b []byte) { le.PutUint64(b[offRows:], 1<<64-10) }), "out of range"},
-		{"features 2^16", forge(good, func(b []byte) { le.PutUint32(b[offFeatures:], 1<<16) }), "truncated: 8 accumulators of 131072 features: 549761057316 bytes needed"},
-		{"permutations 997", forge(good, func(b []byte) { le.PutUint32(b[offFeatures+4:], 997) }), "truncated: 1000 accumulators of 512 features: 1050696100 bytes needed"},
+		{"chunks 2^64-10", forge(good, func(b []byte) { le.PutUint64(b[offChunks:], 1<<64-10) }), "out of range"},
+		{"groups 65", forge(good, func(b []byte) { le.PutUint32(b[offGroups:], 65) }), "65 groups, want at most 64"},
+		// 28 accumulators (7 per group, 4 groups) and 12 means of 2D features:
+		// 8·2D + 4 + 28·(4 + 60 + 8·2D(2D+1)/2 + 4) + 4 + 12·(4 + 68 + 16D + 4)
+		// bytes; with 997 permutations, 1025 accumulators.
+		{"features 2^16", forge(good, func(b []byte) { le.PutUint32(b[offFeatures:], 1<<16) }),
+			"truncated: 28 accumulators and 12 means of 131072 features: 1924173662984 bytes needed"},
+		{"permutations 997", forge(good, func(b []byte) { le.PutUint32(b[offFeatures+4:], 997) }),
+			"truncated: 1025 accumulators and 12 means of 512 features: 1077013468 bytes needed"},
 		{"names 3 for 2 columns", forge(good, func(b []byte) { le.PutUint32(b[offShards+4+16:], 3) }), "3 column names for the 2 columns of X"},
 		{"name of 2^30 bytes", forge(good, func(b []byte) { le.PutUint32(b[offShards+4+16+4:], 1<<30) }), "truncated: a column name: 1073741824 bytes needed"},
 	}
@@ -500,18 +529,23 @@ func TestMergeRefusesOverlap(t *testing.T) {
 }
 
 // TestMergeRowCountOverflow merges two states of 2^62 + 5 rows each (their
-// accumulators' weights forged to match): refused, where it used to report
-// -9223372036854765808 rows.
+// accumulators' and means' weights forged to match; one group): refused,
+// where it used to report -9223372036854765808 rows.
 func TestMergeRowCountOverflow(t *testing.T) {
 	const d = 1
 	x, y := rows(t, synth.Spec{Kind: synth.Gaussian, Dim: d, MI: 1, Seed: 8}, 20)
 	huge := func() *Estimator {
-		e, _ := New(d, d, testConfig(d, 2, 1, 1))
+		cfg := testConfig(d, 2, 1, 1)
+		cfg.Groups, cfg.SkipNormalized = 1, true
+		e, _ := New(d, d, cfg)
 		addBlocks(t, e, x, y, d, 20)
 		e.Flush()
 		const n = 1<<62 + 5
 		for _, a := range e.accs {
 			a.AddWeighted(nil, 0, float64(n)-a.Weight())
+		}
+		for _, m := range e.means {
+			m.Scale(float64(n) / m.Weight())
 		}
 		e.rows = n
 		b, err := e.MarshalBinary()

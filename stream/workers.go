@@ -6,42 +6,46 @@ import (
 )
 
 // A scope is added by W workers (the caller's goroutine and W−1 goroutines
-// started for the scope) that share out the P+3 accumulators: worker i owns
-// accumulators j = i, i+W, i+2W, … of X, Y, joint, permuted 0 … P−1. Each
-// worker goes through the whole scope chunk by chunk (chunkRows positions of
-// its random order at a time), maps the chunk's X rows and the Y rows of its
-// positions plus the S = max shift positions after them (modulo n; those
-// already mapped for the previous chunk are carried over), builds the joint
-// or permuted features of its accumulators from the parts, and adds them
-// with one rank-k update each.
+// started for the scope), in one of two ways.
 //
-// Every accumulator thus receives the same rank-k updates in the same order
-// whatever W, from feature rows computed by the same code: results are
-// bit-identical for any number of workers, no accumulator is duplicated and
-// nothing is merged. The workers wait for each other only at the end of the
-// scope. The price is that every worker maps every row (W times the feature
-// maps, which cost a fraction of the rank-k updates: about 6% to 12% of a
-// worker's time at D = 128, P = 1 and 2 workers, in pure Go; less with
-// -tags openblas, whose feature maps are vectorized), and an uneven share
-// when W does not divide P+3.
+// Analytic estimator (no permutations): worker i owns the groups k with
+// k mod W = i, and adds the chunks of its groups, in order: it maps their
+// rows (X, Y and, for self chunks, the copies), builds the joint and self
+// features and adds them with one rank-k update per accumulator. Each row is
+// mapped once, by one worker, and W is at most K.
 //
-// Sharing each chunk's feature maps between the workers instead (two
-// synchronizations per chunk of about a millisecond) was measured slower on
-// the 2-core virtual machine of development: waking a waiting thread took 50
-// to 150 µs there, and each synchronization waited for the slower worker's
-// last rank-k update.
+// Permutation estimator: the permuted joints pair positions of different
+// chunks, so the workers share out accumulator slots instead: slot 0 is the
+// X part of the chunk's group, 1 its Y part, 2 its joint, 3 … P+2 the
+// permuted joints, and P+3, P+4 the self terms of X and Y. Worker i owns
+// slots i, i+W, …, goes through the whole scope chunk by chunk, maps every
+// row itself (the X rows of the chunk and the Y rows of its positions plus
+// the S = max shift positions after them, modulo n; those already mapped for
+// the previous chunk are carried over) and adds its slots' rank-k updates.
+// The price is that every worker maps every row (W times the feature maps,
+// a fraction of the rank-k updates: about 6% to 12% of a worker's time at
+// D = 128, P = 1 and 2 workers, in pure Go).
+//
+// Either way every accumulator receives the same rank-k updates in the same
+// order whatever W, from feature rows computed by the same code: results
+// are bit-identical for any number of workers, no accumulator is duplicated
+// and nothing is merged. The workers wait for each other only at the end of
+// the scope. Sharing each chunk's feature maps between the workers instead
+// (two synchronizations per chunk of about a millisecond) was measured
+// slower on the 2-core virtual machine of development: waking a waiting
+// thread took 50 to 150 µs there.
 
 // worker is one worker's scratch: gathered input rows, the features of a
-// chunk (X of its positions, Y of its positions and of the S after them),
-// joint features, scaled copies of part features and the √w of the chunk's
-// rows (decay).
+// chunk (X of its positions, Y of its positions and of the S after them, a
+// copy's), joint features, scaled copies of features, and the √w and w of
+// the chunk's rows (decay).
 type worker struct {
-	index            int
-	gx, gy           []float64
-	px, py, joint    []float64
-	scratch, weights []float64
-	err              error
-	run              func() // e.addOwned(this worker) on a goroutine, made once: go w.run() does not allocate
+	index                     int
+	gx, gy, gyc               []float64
+	px, py, pc, joint         []float64
+	scratch, sqrtW, rowWeight []float64
+	err                       error
+	run                       func() // e.addOwned(this worker) on a goroutine, made once: go w.run() does not allocate
 }
 
 // newWorker returns a worker with its scratch buffers.
@@ -55,9 +59,16 @@ func (e *Estimator) newWorker(index int) *worker {
 		py:    make([]float64, (chunkRows+P)*p),
 		joint: make([]float64, chunkRows*p),
 	}
+	if !e.cfg.SkipNormalized {
+		w.pc = make([]float64, chunkRows*p)
+		if P > 0 {
+			w.gyc = make([]float64, chunkRows*e.dimY)
+		}
+	}
 	if e.cfg.HalfLife > 0 {
 		w.scratch = make([]float64, chunkRows*p)
-		w.weights = make([]float64, chunkRows)
+		w.sqrtW = make([]float64, chunkRows)
+		w.rowWeight = make([]float64, chunkRows)
 	}
 	w.run = func() {
 		defer e.wg.Done()
@@ -66,14 +77,28 @@ func (e *Estimator) newWorker(index int) *worker {
 	return w
 }
 
-// workerCount returns the number of workers for a scope of n rows: the
-// configured number, at most the P+3 accumulators, and one for scopes of
-// fewer than chunkRows rows.
-func (e *Estimator) workerCount(n int) int {
+// slots returns the number of accumulator slots of the permutation
+// estimator.
+func (e *Estimator) slots() int {
+	n := 3 + len(e.perm)
+	if !e.cfg.SkipNormalized {
+		n += 2
+	}
+	return n
+}
+
+// workerCount returns the number of workers for a scope of n rows in the
+// given number of chunks: the configured number, at most the K groups (or
+// the slots, with permutations), and one for scopes of fewer than
+// chunkRows rows.
+func (e *Estimator) workerCount(n, chunks int) int {
 	if n < chunkRows {
 		return 1
 	}
-	return min(e.workers, len(e.accs))
+	if len(e.perm) == 0 {
+		return max(1, min(e.workers, len(e.groups), chunks))
+	}
+	return min(e.workers, e.slots())
 }
 
 // addScope adds the current scope (e.scope) with its workers.
@@ -97,53 +122,132 @@ func (e *Estimator) addScope() error {
 	return err
 }
 
-// addOwned adds every chunk of the scope to the accumulators that worker w
-// owns.
+// addOwned adds what worker w owns of the scope.
 func (e *Estimator) addOwned(w *worker) error {
+	if len(e.perm) == 0 {
+		return e.addGroups(w)
+	}
+	return e.addSlots(w)
+}
+
+// chunkWeights fills the worker's √w and w of the b rows at positions
+// c … c+b−1 of a decaying scope and returns the √w (nil without decay) and
+// the rows' total weight.
+func (e *Estimator) chunkWeights(w *worker, c, b int) (sw []float64, weight float64) {
+	if !e.scope.decay {
+		return nil, float64(b)
+	}
+	sw = w.sqrtW[:b]
+	for r := range sw {
+		sw[r] = e.sqrtWeight[e.scope.order[c+r]]
+		w.rowWeight[r] = sw[r] * sw[r]
+		weight += w.rowWeight[r]
+	}
+	return sw, weight
+}
+
+// rowWeights returns the weights of the rows of the current chunk (nil
+// without decay).
+func (w *worker) rowWeights(sw []float64) []float64 {
+	if sw == nil {
+		return nil
+	}
+	return w.rowWeight[:len(sw)]
+}
+
+// gather copies the rows of the b positions from c (modulo n) of data
+// (rows of d values) into dst.
+func (e *Estimator) gather(dst, data []float64, c, b, d int) []float64 {
 	sc := &e.scope
-	x, y, n, order, S, W := sc.x, sc.y, sc.n, sc.order, sc.shift, sc.workers
-	p, dx, dy := 2*e.cfg.Features, e.dimX, e.dimY
+	for r := 0; r < b; r++ {
+		pos := c + r
+		if pos >= sc.n {
+			pos -= sc.n
+		}
+		k := sc.order[pos]
+		copy(dst[r*d:(r+1)*d], data[k*d:(k+1)*d])
+	}
+	return dst[:b*d]
+}
+
+// addGroups adds the chunks of the groups that worker w owns (analytic
+// estimator).
+func (e *Estimator) addGroups(w *worker) error {
+	sc := &e.scope
+	K, W := int64(len(e.groups)), sc.workers
+	p := 2 * e.cfg.Features
+	for i := 0; i < sc.chunks; i++ {
+		chunk := sc.first + int64(i)
+		k := int(chunk % K)
+		if k%W != w.index {
+			continue
+		}
+		c := i * sc.size
+		b := min(sc.size, sc.n-c)
+		gx := e.gather(w.gx, sc.x, c, b, e.dimX)
+		gy := e.gather(w.gy, sc.y, c, b, e.dimY)
+		px, err := e.pair.X.Transform(w.px[:b*p], gx, b)
+		if err != nil {
+			return err
+		}
+		py, err := e.pair.Y.Transform(w.py[:b*p], gy, b)
+		if err != nil {
+			return err
+		}
+		sw, weight := e.chunkWeights(w, c, b)
+		g := &e.groups[k]
+		if err := e.addPart(w, g.x, g.mx, px, b, sw, weight); err != nil {
+			return err
+		}
+		if err := e.addPart(w, g.y, g.my, py, b, sw, weight); err != nil {
+			return err
+		}
+		if err := w.addJoint(g.xy, g.mxy, px, py, b, e.cfg.Features, sw, weight); err != nil {
+			return err
+		}
+		if e.isSelfChunk(chunk) {
+			if err := e.addSelf(w, e.copyX, g.cx, g.sx, px, gx, b, sw, weight); err != nil {
+				return err
+			}
+			if err := e.addSelf(w, e.copyY, g.cy, g.sy, py, gy, b, sw, weight); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// addSlots adds every chunk of the scope to the accumulator slots that
+// worker w owns (permutation estimator).
+func (e *Estimator) addSlots(w *worker) error {
+	sc := &e.scope
+	x, y, n, S, W := sc.x, sc.y, sc.n, sc.shift, sc.workers
+	p, dy := 2*e.cfg.Features, e.dimY
+	slots := e.slots()
 	// computed is the end of the positions whose Y features are in py, from
 	// position c on.
 	computed := 0
-	for c := 0; c < n; c += chunkRows {
-		b := min(chunkRows, n-c)
+	for i := 0; i < sc.chunks; i++ {
+		c := i * sc.size
+		b := min(sc.size, n-c)
 		// Y features of positions c … c+b+S−1 (modulo n): the first `have`
 		// rows are carried over from the previous chunk.
 		have, need := computed-c, b+S
-		for r := have; r < need; r++ {
-			pos := c + r
-			if pos >= n {
-				pos -= n
-			}
-			k := order[pos]
-			copy(w.gy[(r-have)*dy:(r-have+1)*dy], y[k*dy:(k+1)*dy])
-		}
+		e.gather(w.gy[:(need-have)*dy], y, c+have, need-have, dy)
 		if _, err := e.pair.Y.Transform(w.py[have*p:need*p], w.gy[:(need-have)*dy], need-have); err != nil {
 			return err
 		}
 		computed = c + need
-		for r := 0; r < b; r++ {
-			k := order[c+r]
-			copy(w.gx[r*dx:(r+1)*dx], x[k*dx:(k+1)*dx])
-		}
-		if _, err := e.pair.X.Transform(w.px[:b*p], w.gx[:b*dx], b); err != nil {
+		gx := e.gather(w.gx, x, c, b, e.dimX)
+		if _, err := e.pair.X.Transform(w.px[:b*p], gx, b); err != nil {
 			return err
 		}
-		// With decay, the row at position c+r weighs sqrtWeight² by its
-		// arrival; the part accumulators take scaled copies of the features,
-		// and joint rows (products of unscaled parts) are scaled after.
-		weight := float64(b)
-		var sw []float64
-		if sc.decay {
-			sw, weight = w.weights[:b], 0
-			for r := range sw {
-				sw[r] = e.sqrtWeight[order[c+r]]
-				weight += sw[r] * sw[r]
-			}
-		}
-		for j := w.index; j < len(e.accs); j += W {
-			if err := e.accumulate(w, j, b, sw, weight); err != nil {
+		sw, weight := e.chunkWeights(w, c, b)
+		chunk := sc.first + int64(i)
+		g := &e.groups[chunk%int64(len(e.groups))]
+		self := e.isSelfChunk(chunk)
+		for j := w.index; j < slots; j += W {
+			if err := e.addSlot(w, g, j, c, b, gx, self, sw, weight); err != nil {
 				return err
 			}
 		}
@@ -159,39 +263,83 @@ func (e *Estimator) addOwned(w *worker) error {
 	return nil
 }
 
-// accumulate adds the b rows of the worker's current chunk to accumulator
-// j: X, Y, joint, then the permuted ones.
-func (e *Estimator) accumulate(w *worker, j, b int, sw []float64, weight float64) error {
-	p, D := 2*e.cfg.Features, e.cfg.Features
+// addSlot adds the b rows of the worker's current chunk (positions c …
+// c+b−1) to slot j: the X part, Y part and joint of group g, a permuted
+// joint, or a self term.
+func (e *Estimator) addSlot(w *worker, g *group, j, c, b int, gx []float64, self bool, sw []float64, weight float64) error {
+	p, D, P := 2*e.cfg.Features, e.cfg.Features, len(e.perm)
 	px, py := w.px[:b*p], w.py[:b*p]
-	switch j {
-	case 0:
-		return e.x.AddWeighted(w.scaled(px, sw, p), b, weight)
-	case 1:
-		return e.y.AddWeighted(w.scaled(py, sw, p), b, weight)
-	case 2:
-		return w.addJoint(e.xy, px, py, b, D, sw, weight)
+	switch {
+	case j == 0:
+		return e.addPart(w, g.x, g.mx, px, b, sw, weight)
+	case j == 1:
+		return e.addPart(w, g.y, g.my, py, b, sw, weight)
+	case j == 2:
+		return w.addJoint(g.xy, g.mxy, px, py, b, D, sw, weight)
+	case j == 3+P:
+		if !self {
+			return nil
+		}
+		return e.addSelf(w, e.copyX, g.cx, g.sx, px, gx, b, sw, weight)
+	case j == 4+P:
+		if !self {
+			return nil
+		}
+		// The Y rows of the chunk's positions, gathered again: w.gy holds
+		// only the rows mapped for this chunk.
+		gy := e.gather(w.gyc, e.scope.y, c, b, e.dimY)
+		return e.addSelf(w, e.copyY, g.cy, g.sy, py, gy, b, sw, weight)
 	}
 	// A permuted pair weighs what its X row weighs.
 	k := j - 3
 	if e.scope.n > 1 {
 		s := e.shifts[k]
-		return w.addJoint(e.perm[k], px, w.py[s*p:(s+b)*p], b, D, sw, weight)
+		return w.addJoint(e.perm[k], nil, px, w.py[s*p:(s+b)*p], b, D, sw, weight)
 	}
 	if e.haveLastY {
 		// A lone row is paired with the last row of the previous scope.
-		return w.addJoint(e.perm[k], px, e.lastY, 1, D, sw, weight)
+		return w.addJoint(e.perm[k], nil, px, e.lastY, 1, D, sw, weight)
 	}
 	return nil
 }
 
+// addPart adds part features (b rows, unscaled) to a part accumulator and
+// its mean, row r weighing sw[r]² (1 when sw is nil).
+func (e *Estimator) addPart(w *worker, acc *covariance.Accumulator, mean *covariance.Mean, features []float64, b int, sw []float64, weight float64) error {
+	if err := mean.AddWeighted(features, b, w.rowWeights(sw)); err != nil {
+		return err
+	}
+	return acc.AddWeighted(w.scaled(features, sw, 2*e.cfg.Features), b, weight)
+}
+
+// addSelf maps the b gathered rows of a view through its copy's map, and
+// adds the copy's part features to copyAcc and the joint of the view's part
+// features with them to selfAcc.
+func (e *Estimator) addSelf(w *worker, copyMap *rff.Map, copyAcc, selfAcc *covariance.Accumulator, part, rows []float64, b int, sw []float64, weight float64) error {
+	p := 2 * e.cfg.Features
+	pc, err := copyMap.Transform(w.pc[:b*p], rows, b)
+	if err != nil {
+		return err
+	}
+	if err := w.addJoint(selfAcc, nil, part, pc, b, e.cfg.Features, sw, weight); err != nil {
+		return err
+	}
+	return copyAcc.AddWeighted(w.scaled(pc, sw, p), b, weight)
+}
+
 // addJoint adds the joint features of px and py (row i with row i) to acc,
-// row i scaled by sw[i] when sw is not nil; weight is the rows' total weight.
-func (w *worker) addJoint(acc *covariance.Accumulator, px, py []float64, rows, features int, sw []float64, weight float64) error {
+// and unscaled to mean (unless nil), row i weighing sw[i]² (1 when sw is
+// nil); weight is the rows' total weight.
+func (w *worker) addJoint(acc *covariance.Accumulator, mean *covariance.Mean, px, py []float64, rows, features int, sw []float64, weight float64) error {
 	p := 2 * features
 	joint, err := rff.Joint(w.joint[:rows*p], px, py, rows, features, nil)
 	if err != nil {
 		return err
+	}
+	if mean != nil {
+		if err := mean.AddWeighted(joint, rows, w.rowWeights(sw)); err != nil {
+			return err
+		}
 	}
 	for r, f := range sw {
 		scaleRow(joint[r*p:(r+1)*p], f)

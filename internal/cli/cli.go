@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -59,18 +60,25 @@ func init() {
 		"sweep":   {"DiME and MI against the bandwidth on a sample (the paper's Appendix A), with the auto pick", runSweep},
 		"monitor": {"dependence over time: windows, independence tests, alerts, Prometheus metrics", runMonitor},
 		"gen":     {"write synthetic data with known dependence (the paper's toy, sine, circle, independent)", runGen},
+		"version": {"what ran: module version, commit, Go version, build tags, linear-algebra backend, CPU features", runVersion},
 	}
 }
 
 // Main runs the dime command with the given arguments (without the program
 // name) and returns the exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+	if len(args) == 0 || (args[0] == "help" && len(args) == 1) || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		printUsage(stdout)
 		if len(args) == 0 {
 			return exitUsage
 		}
 		return exitOK
+	}
+	switch {
+	case args[0] == "--version" || args[0] == "-version":
+		args = append([]string{"version"}, args[1:]...)
+	case args[0] == "help" && len(args) == 2: // dime help score
+		args = []string{args[1], "--help"}
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
@@ -79,11 +87,15 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	memlimit.Apply() // the garbage collector keeps the heap below what the process may use
 	err := cmd.run(&env{stdin: stdin, stdout: stdout, stderr: stderr}, args[1:])
+	var intr interrupted
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
+	case errors.As(err, &intr):
+		fmt.Fprintf(stderr, "dime: %s\n", oneLine(err.Error()))
+		return intr.exitCode()
 	default:
 		fmt.Fprintf(stderr, "dime: %s\n", oneLine(err.Error()))
 		if isUsage(err) {
@@ -118,7 +130,7 @@ func printUsage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun \"dime <command> -h\" for a command's flags.")
+	fmt.Fprintln(w, "\nRun \"dime <command> --help\" for a command's flags, \"dime --version\" for what is running.")
 }
 
 // flagSet is a subcommand's flags and the text of its usage.
@@ -138,6 +150,30 @@ func newFlagSet(e *env, name, synopsis string) *flagSet {
 	return &flagSet{FlagSet: fs, e: e, synopsis: synopsis}
 }
 
+// printDefaults prints the flags as flag.PrintDefaults does, but spelled with
+// two dashes, as the README and the error messages spell them (the flag
+// package accepts both).
+func (fs *flagSet) printDefaults(w io.Writer) {
+	var b strings.Builder
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	for _, l := range strings.SplitAfter(b.String(), "\n") {
+		if strings.HasPrefix(l, "  -") {
+			l = "  --" + l[3:]
+		}
+		io.WriteString(w, l)
+	}
+}
+
+// flagName matches a flag spelled with one dash in the flag package's
+// errors ("flag provided but not defined: -bogus", "invalid value "x" for
+// flag -rows: ...").
+var flagName = regexp.MustCompile(`(^|[ :])-([A-Za-z][A-Za-z0-9-]*)`)
+
+// doubleDash spells the flags of a flag package error with two dashes.
+func doubleDash(msg string) string { return flagName.ReplaceAllString(msg, "$1--$2") }
+
 // parseFlags parses args, turning flag errors into usage errors. Flags may
 // come before or after positional arguments.
 func parseFlags(fs *flagSet, args []string) ([]string, error) {
@@ -146,11 +182,10 @@ func parseFlags(fs *flagSet, args []string) ([]string, error) {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				fmt.Fprintf(fs.e.stdout, "Usage: dime %s %s\n\nFlags:\n", fs.Name(), fs.synopsis)
-				fs.SetOutput(fs.e.stdout)
-				fs.PrintDefaults()
+				fs.printDefaults(fs.e.stdout)
 				return nil, err
 			}
-			return nil, usagef("%s: %v (run \"dime %s -h\")", fs.Name(), err, fs.Name())
+			return nil, usagef("%s: %s (run \"dime %s --help\")", fs.Name(), doubleDash(err.Error()), fs.Name())
 		}
 		args = fs.Args()
 		if len(args) == 0 {

@@ -62,7 +62,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{nil, 2, ""},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
-		{[]string{"demo", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{[]string{"demo", "--bogus"}, 2, "flag provided but not defined: --bogus"},
 		{[]string{"demo", "--rows", "1"}, 2, "--rows 1"},
 		{[]string{"demo", "--rows", "x"}, 2, "invalid value"},
 		{[]string{"demo", "extra"}, 2, "takes no arguments"},

@@ -3,5 +3,7 @@
 // run commands in-process against buffers.
 //
 // Exit status: 0 on success, 2 for usage and input errors (bad flags, bad
-// data), 1 for anything else. Errors are one line on stderr, prefixed "dime: ".
+// data), 1 for anything else, and 128 + the signal (130, 143) when SIGINT or
+// SIGTERM cut the reading short after the command printed what it had.
+// Errors and warnings are one line each on stderr, prefixed "dime: ".
 package cli

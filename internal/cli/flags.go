@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"flag"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -18,6 +20,7 @@ type estimatorFlags struct {
 	features              int
 	variant               string
 	permutations          int
+	groups                int
 	seed                  uint64
 	shuffle               int
 	asJSON                bool
@@ -26,8 +29,8 @@ type estimatorFlags struct {
 
 // register adds the shared flags to fs.
 func (f *estimatorFlags) register(fs *flagSet) {
-	fs.StringVar(&f.x, "x", "", "comma-separated columns of view X (a FixedSizeList column counts for its list size)")
-	fs.StringVar(&f.y, "y", "", "comma-separated columns of view Y")
+	fs.StringVar(&f.x, "x", "", "columns of view X, comma-separated: names, globs ('emb_*', 'x[0-9]') or slices of a fixed-size list ('emb[0:128]'); a list column counts for its list size")
+	fs.StringVar(&f.y, "y", "", "columns of view Y, as --x")
 	fs.StringVar(&f.kernel, "kernel", "gaussian", "kernel: gaussian, laplacian or elliptical")
 	fs.StringVar(&f.sigma, "sigma", "fixed", "bandwidth of both views: fixed (sqrt(d/2)), median, auto or a number")
 	fs.StringVar(&f.sigmaX, "sigma-x", "", "bandwidth of X (overrides --sigma)")
@@ -35,15 +38,45 @@ func (f *estimatorFlags) register(fs *flagSet) {
 	fs.Float64Var(&f.alpha, "alpha", 1.01, "order alpha > 0 of the Renyi entropies")
 	fs.IntVar(&f.permutations, "permutations", 5, "number P of permutations")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed (frequencies, permutations, samples)")
-	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object instead of a table")
 	fs.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (when stderr is a terminal), always or never")
+}
+
+// registerJSON adds --json with the given default.
+func (f *estimatorFlags) registerJSON(fs *flagSet, def bool, usage string) {
+	fs.BoolVar(&f.asJSON, "json", def, usage)
 }
 
 // registerRFF adds the flags of the RFF estimator.
 func (f *estimatorFlags) registerRFF(fs *flagSet) {
-	fs.IntVar(&f.features, "features", 256, "number D of random frequencies (2D features; memory grows as D²)")
+	f.features = 256
+	fs.Var((*oneD)(&f.features), "features", "number `D` of random frequencies (2D features; memory grows as D²)")
 	fs.StringVar(&f.variant, "variant", "plain", "frequencies: plain or orthogonal (gaussian kernel only)")
-	fs.IntVar(&f.shuffle, "shuffle-buffer", 0, "rows to mix before pairing for the permutations (0: each batch; raise it for sorted input)")
+	fs.IntVar(&f.shuffle, "shuffle-buffer", 0, "rows to mix before they are paired for the permutations and cut into groups (0: each batch; raise it for sorted input)")
+	fs.IntVar(&f.groups, "groups", stream.DefaultGroups, "groups K of rows of the jackknife (bias and standard error of DiME; K-1 degrees of freedom)")
+	// The RFF estimator's default is the analytic one, without permutations.
+	f.permutations = 0
+	if fl := fs.Lookup("permutations"); fl != nil {
+		fl.DefValue = "0"
+		fl.Usage = "number P of permutations: 0 is the analytic estimator, its bias removed by the jackknife over --groups; P >= 1 the paper's permutation estimator"
+	}
+}
+
+// oneD is the --features flag of the commands that run one RFF estimator:
+// one number, where compare takes a list.
+type oneD int
+
+func (d *oneD) String() string { return strconv.Itoa(int(*d)) }
+
+func (d *oneD) Set(s string) error {
+	if strings.Contains(s, ",") {
+		return fmt.Errorf("one D per run (dime compare compares several)")
+	}
+	v, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("want a whole number")
+	}
+	*d = oneD(v)
+	return nil
 }
 
 // columns splits a comma-separated list of column names.
@@ -108,8 +141,8 @@ func (f *estimatorFlags) common() (kern exact.Kernel, bx, by exact.Bandwidth, er
 	if err := exact.CheckAlpha(f.alpha); err != nil {
 		return kern, bx, by, usagef("--alpha %v: want a finite number > 0", f.alpha)
 	}
-	if f.permutations < 1 || f.permutations > stream.MaxPermutations {
-		return kern, bx, by, usagef("--permutations %d: want 1 to %d", f.permutations, stream.MaxPermutations)
+	if f.permutations < 0 || f.permutations > stream.MaxPermutations {
+		return kern, bx, by, usagef("--permutations %d: want 0 (analytic) to %d", f.permutations, stream.MaxPermutations)
 	}
 	switch f.progress {
 	case "auto", "always", "never":
@@ -125,6 +158,9 @@ func (f *estimatorFlags) exactConfig() (exact.Config, error) {
 	kern, bx, by, err := f.common()
 	if err != nil {
 		return exact.Config{}, err
+	}
+	if f.permutations < 1 {
+		return exact.Config{}, usagef("--permutations %d: the exact estimator needs 1 to %d", f.permutations, stream.MaxPermutations)
 	}
 	return exact.Config{Kernel: kern, Alpha: f.alpha, SigmaX: bx, SigmaY: by, Permutations: f.permutations, Seed: f.seed}, nil
 }
@@ -149,12 +185,15 @@ func (f *estimatorFlags) streamConfig(xcols, ycols []string) (stream.Config, err
 	if f.shuffle < 0 {
 		return stream.Config{}, usagef("--shuffle-buffer %d: want 0 or more rows", f.shuffle)
 	}
-	if err := checkRFFMemory(f.features, f.permutations); err != nil {
+	if f.groups < 1 || f.groups > stream.MaxGroups {
+		return stream.Config{}, usagef("--groups %d: want 1 (no jackknife) to %d", f.groups, stream.MaxGroups)
+	}
+	if err := checkRFFMemory(f.features, f.permutations, f.groups); err != nil {
 		return stream.Config{}, err
 	}
 	return stream.Config{
 		Kernel: kern, Alpha: f.alpha, BandwidthX: bx, BandwidthY: by,
-		Features: f.features, Variant: variant, Permutations: f.permutations, Seed: f.seed,
+		Features: f.features, Variant: variant, Permutations: f.permutations, Groups: f.groups, Seed: f.seed,
 		ShuffleRows: f.shuffle, XColumns: xcols, YColumns: ycols,
 	}, nil
 }
@@ -170,4 +209,15 @@ func parseInts(flag, list string) ([]int, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// given reports whether the flag name was given on the command line.
+func (fs *flagSet) given(name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
 }

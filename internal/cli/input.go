@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -70,7 +72,107 @@ func (f *inputFlags) open(ctx context.Context, e *env, args []string, xcols, yco
 	if err != nil {
 		return nil, inputError(err)
 	}
+	warnColumns(e, r)
 	return r, nil
+}
+
+// warnColumns says on stderr when a column is in a view twice (it then
+// counts twice, as a column of the view's width and weight) or in both
+// views (X and Y then share it): allowed, and sometimes meant, but more
+// often a slip of a glob or of the command line.
+func warnColumns(e *env, r interface{ Columns() (x, y []string) }) {
+	x, y := r.Columns()
+	for _, v := range []struct {
+		name string
+		cols []string
+	}{{"X", x}, {"Y", y}} {
+		seen := map[string]bool{}
+		for _, c := range v.cols {
+			if seen[c] {
+				fmt.Fprintf(e.stderr, "dime: warning: column %q is in %s more than once; each copy counts as a column\n", c, v.name)
+			}
+			seen[c] = true
+		}
+	}
+	inX := map[string]bool{}
+	for _, c := range x {
+		inX[c] = true
+	}
+	warned := map[string]bool{}
+	for _, c := range y {
+		if inX[c] && !warned[c] {
+			warned[c] = true
+			fmt.Fprintf(e.stderr, "dime: warning: column %q is in both X and Y\n", c)
+		}
+	}
+	warnSliceOverlaps(e, x, y)
+}
+
+// sliceLabel is a slice of a list column as the reader reports it.
+var sliceLabel = regexp.MustCompile(`^(.+)\[([0-9]+):([0-9]+)\]$`)
+
+// listPart is a selected column, or a slice of a list column.
+type listPart struct {
+	label, base string
+	lo, hi      int
+	slice       bool
+}
+
+func parseListPart(label string) listPart {
+	p := listPart{label: label, base: label}
+	if m := sliceLabel.FindStringSubmatch(label); m != nil {
+		p.base, p.slice = m[1], true
+		p.lo, _ = strconv.Atoi(m[2])
+		p.hi, _ = strconv.Atoi(m[3])
+	}
+	return p
+}
+
+// overlaps reports whether two different selections of one list column
+// (a slice and the whole column, or two slices) share elements.
+func (a listPart) overlaps(b listPart) bool {
+	if a.base != b.base || a.label == b.label || !a.slice && !b.slice {
+		return false
+	}
+	return !a.slice || !b.slice || a.lo < b.hi && b.lo < a.hi
+}
+
+// warnSliceOverlaps is warnColumns for slices of list columns ('emb[0:128]'):
+// elements read twice, in one view or in both.
+func warnSliceOverlaps(e *env, x, y []string) {
+	px, py := make([]listPart, len(x)), make([]listPart, len(y))
+	for i, c := range x {
+		px[i] = parseListPart(c)
+	}
+	for i, c := range y {
+		py[i] = parseListPart(c)
+	}
+	warned := map[[2]string]bool{}
+	warn := func(a, b listPart, where string) {
+		if k := [2]string{a.label, b.label + where}; !warned[k] {
+			warned[k] = true
+			fmt.Fprintf(e.stderr, "dime: warning: %q and %q share elements of %q %s\n", a.label, b.label, a.base, where)
+		}
+	}
+	for _, v := range []struct {
+		name  string
+		parts []listPart
+	}{{"X", px}, {"Y", py}} {
+		for i, a := range v.parts {
+			for _, b := range v.parts[i+1:] {
+				if a.overlaps(b) {
+					warn(a, b, "in "+v.name+"; each copy counts")
+				}
+			}
+		}
+	}
+	for _, a := range px {
+		for _, b := range py {
+			if a.overlaps(b) {
+				warn(a, b, "in X and Y")
+			}
+		}
+	}
 }
 
 // inputError marks an error of reading the input as a usage error (exit 2):
@@ -115,10 +217,11 @@ const sampleStream = 0x64696d6573616d70
 
 // sample is a uniform random sample of the rows of an input.
 type sample struct {
-	x, y    *mat.Dense
-	seen    int64 // rows kept by the reader (the population sampled)
-	skipped int64
-	input   string // the dataset, described
+	x, y         *mat.Dense
+	xcols, ycols []string // the columns read, globs expanded
+	seen         int64    // rows kept by the reader (the population sampled)
+	skipped      int64
+	input        string // the dataset, described
 }
 
 // readSample reads every row of the dataset and keeps a uniform random
@@ -162,7 +265,9 @@ func readSample(e *env, in *inputFlags, args []string, xcols, ycols []string, n 
 	if rows < 2 {
 		return sample{}, usagef("%s: %d rows (%d skipped): need at least 2", strings.Join(args, " "), rows, r.Skipped())
 	}
-	return sample{x: mat.NewDense(rows, dx, xs), y: mat.NewDense(rows, dy, ys), seen: seen, skipped: r.Skipped(), input: describeInput(args, r)}, nil
+	xcols, ycols = r.Columns()
+	return sample{x: mat.NewDense(rows, dx, xs), y: mat.NewDense(rows, dy, ys), xcols: xcols, ycols: ycols,
+		seen: seen, skipped: r.Skipped(), input: describeInput(args, r)}, nil
 }
 
 // checkSampleSize refuses sizes that the exact estimator cannot afford.
@@ -195,10 +300,16 @@ type sampleFlags struct {
 	force bool
 }
 
-func (f *sampleFlags) register(fs *flagSet, defaultN int, help string) {
+// defaultSampleRows is the default --sample of exact, compare and sweep: the
+// same for all three, so that with the same --seed they look at the same
+// rows and their numbers line up.
+const defaultSampleRows = 1024
+
+func (f *sampleFlags) register(fs *flagSet, help string) {
 	f.est.register(fs)
+	f.est.registerJSON(fs, false, "print one JSON object instead of a table")
 	f.in.register(fs)
-	fs.IntVar(&f.n, "sample", defaultN, help)
+	fs.IntVar(&f.n, "sample", defaultSampleRows, help)
 	fs.BoolVar(&f.force, "force", false, "allow --sample above 8192 (O(n³) time, 8n² bytes per matrix), and let --plot write through a symbolic link, FIFO or device")
 }
 

@@ -23,12 +23,18 @@ func checkMemory(what string, need uint64, fix string) error {
 // reader's pages and blocks (about 50 MB at the defaults, see score.go).
 const baseMemory = 64 << 20
 
-// rffMemory estimates the bytes of the RFF estimator's accumulators: X, Y,
-// joint and P permuted, each a (2D)² float64 matrix, twice over for the
-// entropies' scratch copies, and the base.
-func rffMemory(features, permutations int) uint64 {
+// rffMemory estimates the bytes of the RFF estimator: its accumulators
+// (per group X, Y, joint, the copies and self joints of the normalized score;
+// P permuted), each a (2D)² float64 matrix, what a Result adds (the summed
+// accumulators of every group and of all but one, the products of marginals
+// and the eigensolvers' scratch copies), and the base.
+func rffMemory(features, permutations, groups int) uint64 {
+	if groups <= 0 {
+		groups = stream.DefaultGroups
+	}
 	p := uint64(2 * features)
-	return 2*uint64(permutations+4)*p*p*8 + baseMemory
+	matrices := uint64(7*groups+permutations) + 2*7 + 6 + uint64(runtime.GOMAXPROCS(0))
+	return matrices*p*p*8 + baseMemory
 }
 
 // exactMemory estimates the bytes of an exact estimate on n rows: two Gram
@@ -38,9 +44,9 @@ func exactMemory(n int) uint64 {
 }
 
 // checkRFFMemory is checkMemory for the RFF estimator's settings.
-func checkRFFMemory(features, permutations int) error {
-	return checkMemory(fmt.Sprintf("--features %d with %d permutations", features, permutations),
-		rffMemory(features, permutations), "lower --features (memory grows as D²) or --permutations")
+func checkRFFMemory(features, permutations, groups int) error {
+	return checkMemory(fmt.Sprintf("--features %d with %d permutations and %d groups", features, permutations, groups),
+		rffMemory(features, permutations, groups), "lower --features (memory grows as D²), --permutations or --groups")
 }
 
 // checkStreamMemory checks, once the widths of the views are known, the
@@ -53,7 +59,7 @@ func checkStreamMemory(cfg stream.Config, dimX, dimY int) error {
 	if cfg.BandwidthX.NeedsData() || cfg.BandwidthY.NeedsData() {
 		rows += uint64(cfg.PilotRows)
 	}
-	need := rffMemory(cfg.Features, cfg.Permutations) + 8*uint64(cfg.Features)*d + 2*8*d*rows
+	need := rffMemory(cfg.Features, cfg.Permutations, cfg.Groups) + 8*uint64(cfg.Features)*d + 2*8*d*rows
 	what := fmt.Sprintf("--features %d with %d permutations on %d+%d columns", cfg.Features, cfg.Permutations, dimX, dimY)
 	if cfg.ShuffleRows > 0 {
 		what += fmt.Sprintf(" and --shuffle-buffer %d", cfg.ShuffleRows)

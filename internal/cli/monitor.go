@@ -7,59 +7,16 @@ import (
 	"fmt"
 	"math"
 	"net"
-	"net/http"
-	"os"
-	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/monitor"
+	"github.com/dime-project/dime/monitor/metrics"
 	"github.com/dime-project/dime/stream"
 )
-
-// windowLine is one JSON line of dime monitor.
-type windowLine struct {
-	Window        int      `json:"window"`
-	StartRow      int64    `json:"start_row"`
-	EndRow        int64    `json:"end_row"`
-	StartTime     string   `json:"start_time,omitempty"`
-	EndTime       string   `json:"end_time,omitempty"`
-	Rows          int64    `json:"rows"`
-	SkippedRows   int64    `json:"skipped_rows"`
-	EffectiveRows number   `json:"effective_rows"`
-	Partial       bool     `json:"partial"`
-	SigmaX        float64  `json:"sigma_x"`
-	SigmaY        float64  `json:"sigma_y"`
-	EntropyX      number   `json:"entropy_x"`
-	EntropyY      number   `json:"entropy_y"`
-	EntropyJoint  number   `json:"entropy_joint"`
-	MI            number   `json:"mutual_information"`
-	DiME          number   `json:"dime"`
-	DiMEStdErr    number   `json:"dime_stderr"`
-	DiMEAnalytic  number   `json:"dime_analytic"`
-	PValue        number   `json:"p_value"`
-	Alert         bool     `json:"alert"`
-	AlertReasons  []string `json:"alert_reasons,omitempty"`
-}
-
-func newWindowLine(w monitor.Window) windowLine {
-	r := w.Result
-	l := windowLine{Window: w.Index, StartRow: w.StartRow, EndRow: w.EndRow, Rows: w.Rows, SkippedRows: w.Skipped,
-		EffectiveRows: number(r.EffectiveRows), Partial: w.Partial, SigmaX: r.SigmaX, SigmaY: r.SigmaY,
-		EntropyX: number(r.EntropyX), EntropyY: number(r.EntropyY), EntropyJoint: number(r.EntropyJoint),
-		MI: number(r.MutualInformation), DiME: number(r.DiME), DiMEStdErr: number(r.DiMEStdErr),
-		DiMEAnalytic: number(r.DiMEAnalytic), PValue: number(r.PValue), Alert: w.Alert, AlertReasons: w.AlertReasons}
-	if !w.StartTime.IsZero() {
-		l.StartTime, l.EndTime = w.StartTime.Format(time.RFC3339Nano), w.EndTime.Format(time.RFC3339Nano)
-	}
-	return l
-}
 
 // threshold is a float flag that is unset (nil) until given.
 type threshold struct{ v *float64 }
@@ -94,6 +51,7 @@ func runMonitor(e *env, args []string) error {
 	var ef estimatorFlags
 	ef.register(fs)
 	ef.registerRFF(fs)
+	ef.registerJSON(fs, true, "print one JSON line per window (--json=false: a table, one line per window)")
 	var in inputFlags
 	in.register(fs)
 	in.workers = 1 // as for score: the estimator is the bottleneck
@@ -107,7 +65,12 @@ func runMonitor(e *env, args []string) error {
 	fs.Var(below, "alert-below", "alert when DiME falls below this value")
 	fs.Var(pthr, "alert-p", "alert when the p-value of independence falls below this value (e.g. 0.01)")
 	listen := fs.String("listen", "", "serve Prometheus metrics at this address (host:port; a bare :port binds 127.0.0.1)")
+	serveAfter := fs.Duration("serve-after-end", 0, "with --listen: keep serving metrics this long after the input ends (e.g. 5m; SIGINT/SIGTERM stop it)")
 	pilot := fs.Int("pilot-rows", stream.DefaultPilotRows, "rows held back to choose median or auto bandwidths")
+	baselinePath := fs.String("baseline", "", "compare each window with this reference state (from score --save-state): its estimator settings are used")
+	blocks := fs.Int("baseline-blocks", monitor.DefaultBaselineBlocks, "with --baseline: blocks per window for the jackknife of the change test (memory: one estimator each)")
+	changeP := &threshold{}
+	fs.Var(changeP, "alert-change-p", "with --baseline: alert when the p-value of a change from the baseline falls below this value (e.g. 0.01)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -156,9 +119,38 @@ func runMonitor(e *env, args []string) error {
 		return usagef("--half-life %v: want a positive number of rows", *halfLife)
 	case pthr.v != nil && !(*pthr.v > 0 && *pthr.v < 1):
 		return usagef("--alert-p %v: want a value between 0 and 1", *pthr.v)
+	case changeP.v != nil && !(*changeP.v > 0 && *changeP.v < 1):
+		return usagef("--alert-change-p %v: want a value between 0 and 1", *changeP.v)
+	case *baselinePath == "" && (changeP.v != nil || fs.given("baseline-blocks")):
+		return usagef("--alert-change-p and --baseline-blocks need --baseline")
+	case *baselinePath != "" && (*blocks < 2 || *blocks > monitor.MaxBaselineBlocks):
+		return usagef("--baseline-blocks %d: want 2 to %d", *blocks, monitor.MaxBaselineBlocks)
+	case *baselinePath != "" && *halfLife != 0:
+		return usagef("--baseline compares tumbling windows (--window-rows or --window), not --half-life")
+	case *serveAfter < 0:
+		return usagef("--serve-after-end %v: want a duration of 0 or more", *serveAfter)
+	case *serveAfter > 0 && *listen == "":
+		return usagef("--serve-after-end needs --listen")
 	}
 	mcfg := monitor.Config{Stream: scfg, WindowRows: *windowRows, Window: *window, HalfLife: *halfLife,
 		SkipLate: in.skipInvalid, AlertAbove: above.v, AlertBelow: below.v, AlertP: pthr.v}
+	if *baselinePath != "" {
+		// The windows are estimated as the baseline was: flags that would
+		// choose otherwise are refused rather than ignored.
+		for _, name := range []string{"kernel", "sigma", "sigma-x", "sigma-y", "alpha", "features", "variant", "permutations", "groups", "seed", "shuffle-buffer", "pilot-rows"} {
+			if fs.given(name) {
+				return usagef("--%s with --baseline: the windows take the baseline's estimator settings (kernel, bandwidths, D, P, seed); drop --%s", name, name)
+			}
+		}
+		base, err := readStateFile(*baselinePath)
+		if err != nil {
+			return err
+		}
+		mcfg.Baseline, mcfg.BaselineBlocks, mcfg.AlertChangeP = base, *blocks, changeP.v
+		if err := checkRFFMemory(base.Config().Features, base.Config().Permutations, base.Config().Groups); err != nil {
+			return err
+		}
+	}
 	opts, err := in.options(xcols, ycols)
 	if err != nil {
 		return err
@@ -171,7 +163,8 @@ func runMonitor(e *env, args []string) error {
 		opts.TimeColumn, opts.TimeUnit = *timeCol, unit
 	}
 
-	var metrics *monitorMetrics
+	var met *metrics.Metrics
+	var srv *metrics.Server
 	if *listen != "" {
 		addr := *listen
 		if strings.HasPrefix(addr, ":") {
@@ -181,18 +174,45 @@ func runMonitor(e *env, args []string) error {
 		if err != nil {
 			return usagef("--listen %s: %v", *listen, err)
 		}
-		metrics = newMonitorMetrics(xcols, ycols)
-		srv := &http.Server{Handler: metrics.handler(), ReadHeaderTimeout: 5 * time.Second}
-		go srv.Serve(ln)
+		met = metrics.New(metrics.Labels{X: strings.Join(xcols, ","), Y: strings.Join(ycols, ",")})
+		srv = met.Serve(ln)
 		defer srv.Close()
-		fmt.Fprintf(e.stderr, "dime: serving metrics at http://%s/metrics\n", ln.Addr())
+		fmt.Fprintf(e.stderr, "dime: serving metrics at http://%s/metrics\n", srv.Addr())
 	}
 
 	// From here on SIGINT and SIGTERM end the run cleanly (reporting the
 	// window in progress) rather than killing it, even while Open waits for
 	// the first bytes of stdin.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	sigs := notifySignals()
+	defer sigs.stop()
+	ww := &windowWriter{w: e.stdout, json: ef.asJSON, timed: *window != 0, baseline: mcfg.Baseline != nil}
+	err = monitorInput(e, sigs, inputs, opts, mcfg, func(w monitor.Window) error {
+		if met != nil {
+			met.Observe(w)
+		}
+		return ww.write(w)
+	})
+	if serr := sigs.err("the windows closed so far and the one in progress"); serr != nil {
+		return serr
+	}
+	if *serveAfter > 0 {
+		// The input has ended (or failed): a scrape after a batch job still
+		// finds its last window for a while.
+		fmt.Fprintf(e.stderr, "dime: input ended; serving metrics at http://%s/metrics for %v more\n", srv.Addr(), *serveAfter)
+		t := time.NewTimer(*serveAfter)
+		select {
+		case <-t.C:
+		case <-sigs.Done(): // a signal now ends the wait, not the run: the input was read whole
+		}
+		t.Stop()
+	}
+	return err
+}
+
+// monitorInput reads the input and feeds it to a monitor, until the input
+// ends, fails, or a signal comes; in every case the rows read so far are
+// reported as a last (partial) window.
+func monitorInput(e *env, sigs *signals, inputs []string, opts dimeio.Options, mcfg monitor.Config, emit func(monitor.Window) error) error {
 	type opened struct {
 		r   *dimeio.DatasetReader
 		err error
@@ -206,7 +226,7 @@ func runMonitor(e *env, args []string) error {
 	}()
 	var r *dimeio.DatasetReader
 	select {
-	case <-ctx.Done():
+	case <-sigs.Done():
 		return nil // interrupted before any row: nothing to report
 	case o := <-openc:
 		if o.err != nil {
@@ -215,14 +235,17 @@ func runMonitor(e *env, args []string) error {
 		r = o.r
 	}
 	defer r.Close()
-	if err := checkStreamMemory(scfg, r.DimX(), r.DimY()); err != nil {
+	if err := checkStreamMemory(mcfg.Stream, r.DimX(), r.DimY()); err != nil {
 		return err
 	}
-	emit := func(w monitor.Window) error {
-		if metrics != nil {
-			metrics.observe(w)
+	warnColumns(e, r)
+	mcfg.Stream.XColumns, mcfg.Stream.YColumns = r.Columns()
+	if b := mcfg.Baseline; b != nil {
+		bc := b.Config()
+		if bc.XColumns != nil && (!slices.Equal(bc.XColumns, mcfg.Stream.XColumns) || !slices.Equal(bc.YColumns, mcfg.Stream.YColumns)) {
+			fmt.Fprintf(e.stderr, "dime: warning: the baseline was estimated on columns %s / %s, the windows read %s / %s\n",
+				strings.Join(bc.XColumns, ","), strings.Join(bc.YColumns, ","), strings.Join(mcfg.Stream.XColumns, ","), strings.Join(mcfg.Stream.YColumns, ","))
 		}
-		return writeJSON(e.stdout, newWindowLine(w)) // one line, written at once
 	}
 	mon, err := monitor.New(r.DimX(), r.DimY(), mcfg, emit)
 	if err != nil {
@@ -247,7 +270,7 @@ func runMonitor(e *env, args []string) error {
 			b.skipped, skipped = r.Skipped()-skipped, r.Skipped()
 			select {
 			case blocks <- b:
-			case <-ctx.Done():
+			case <-sigs.Done():
 				return
 			}
 		}
@@ -255,7 +278,7 @@ func runMonitor(e *env, args []string) error {
 	}()
 	for {
 		select {
-		case <-ctx.Done():
+		case <-sigs.Done():
 			// SIGINT or SIGTERM: report the current window and stop cleanly.
 			return mon.Close()
 		case b, ok := <-blocks:
@@ -284,77 +307,10 @@ func runMonitor(e *env, args []string) error {
 					if source == "-" {
 						source = "stdin"
 					}
-					return usagef("%s: time column %q: %v (--skip-invalid drops such rows)", source, *timeCol, err)
+					return usagef("%s: time column %q: %v (--skip-invalid drops such rows)", source, opts.TimeColumn, err)
 				}
 				return err
 			}
 		}
-	}
-}
-
-// monitorMetrics are the Prometheus metrics of a monitor: gauges of the last
-// closed window and counters of rows, labelled by the views' columns.
-type monitorMetrics struct {
-	reg                              *prometheus.Registry
-	dime, analytic, mi, pValue       prometheus.Gauge
-	entropyX, entropyY, entropyJoint prometheus.Gauge
-	window, alert                    prometheus.Gauge
-	rows, skipped, windows, alerts   prometheus.Counter
-}
-
-func newMonitorMetrics(xcols, ycols []string) *monitorMetrics {
-	labels := prometheus.Labels{"x": strings.Join(xcols, ","), "y": strings.Join(ycols, ",")}
-	gauge := func(name, help string) prometheus.Gauge {
-		return prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "dime", Name: name, Help: help, ConstLabels: labels})
-	}
-	counter := func(name, help string) prometheus.Counter {
-		return prometheus.NewCounter(prometheus.CounterOpts{Namespace: "dime", Name: name, Help: help, ConstLabels: labels})
-	}
-	m := &monitorMetrics{
-		reg:          prometheus.NewRegistry(),
-		dime:         gauge("dime", "DiME (permutations) of the last closed window, nats."),
-		analytic:     gauge("dime_analytic", "Analytic DiME of the last closed window, nats."),
-		mi:           gauge("mutual_information", "Matrix-based mutual information of the last closed window, nats."),
-		pValue:       gauge("p_value", "p-value of independence of the last closed window."),
-		entropyX:     gauge("entropy_x", "Entropy of X in the last closed window, nats."),
-		entropyY:     gauge("entropy_y", "Entropy of Y in the last closed window, nats."),
-		entropyJoint: gauge("entropy_joint", "Joint entropy in the last closed window, nats."),
-		window:       gauge("window", "Index of the last closed window."),
-		alert:        gauge("alert", "1 if the last closed window raised an alert, else 0."),
-		rows:         counter("rows_total", "Rows monitored."),
-		skipped:      counter("skipped_rows_total", "Rows dropped for invalid values or late times."),
-		windows:      counter("windows_total", "Windows closed."),
-		alerts:       counter("alerts_total", "Windows that raised an alert."),
-	}
-	m.reg.MustRegister(m.dime, m.analytic, m.mi, m.pValue, m.entropyX, m.entropyY, m.entropyJoint,
-		m.window, m.alert, m.rows, m.skipped, m.windows, m.alerts)
-	return m
-}
-
-func (m *monitorMetrics) handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
-	return mux
-}
-
-// observe records a closed window.
-func (m *monitorMetrics) observe(w monitor.Window) {
-	r := w.Result
-	m.dime.Set(r.DiME)
-	m.analytic.Set(r.DiMEAnalytic)
-	m.mi.Set(r.MutualInformation)
-	m.pValue.Set(r.PValue)
-	m.entropyX.Set(r.EntropyX)
-	m.entropyY.Set(r.EntropyY)
-	m.entropyJoint.Set(r.EntropyJoint)
-	m.window.Set(float64(w.Index))
-	m.rows.Add(float64(w.Rows))
-	m.skipped.Add(float64(w.Skipped))
-	m.windows.Inc()
-	if w.Alert {
-		m.alert.Set(1)
-		m.alerts.Inc()
-	} else {
-		m.alert.Set(0)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os/exec"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +18,10 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/synth"
@@ -46,6 +49,20 @@ func writeStreamTo(t *testing.T, w io.Writer, spec synth.Spec, n, batch int) {
 	}
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// writeSynth writes n rows of spec (two columns per view) to tw.
+func writeSynth(t *testing.T, tw *dimeio.TableWriter, spec synth.Spec, n int) {
+	t.Helper()
+	x, y, err := synth.Generate(spec, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if err := tw.Write([]float64{x.At(i, 0), x.At(i, 1), y.At(i, 0), y.At(i, 1)}, 1); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -122,10 +139,7 @@ func TestMonitorMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, y, _ := synth.Generate(synth.Spec{Kind: synth.Circle, Dim: 2, Noise: 0.1, Seed: 2}, 2000)
-	for i := 0; i < 2000; i++ {
-		tw.Write([]float64{x.At(i, 0), x.At(i, 1), y.At(i, 0), y.At(i, 1)}, 1)
-	}
+	writeSynth(t, tw, synth.Spec{Kind: synth.Circle, Dim: 2, Noise: 0.1, Seed: 2}, 2000)
 	var last map[string]any
 	for i := 0; i < 2; i++ {
 		select {
@@ -145,29 +159,28 @@ func TestMonitorMetrics(t *testing.T) {
 	if !strings.HasPrefix(url, "http://127.0.0.1:") {
 		t.Errorf("metrics not on loopback: %s", url)
 	}
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
+	base := strings.TrimSuffix(url, "/metrics")
+	if code, body := httpGet(t, base+"/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz during the run: %d %q", code, body)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	metric := func(name string) float64 {
-		re := regexp.MustCompile(`(?m)^` + name + `\{x="x0,x1",y="y0,y1"\} (\S+)$`)
-		m := re.FindSubmatch(body)
-		if m == nil {
-			t.Fatalf("no %s in:\n%s", name, body)
-		}
-		v, _ := strconv.ParseFloat(string(m[1]), 64)
-		return v
-	}
+	fams := scrape(t, base)
+	metric := func(name string) float64 { return metricValue(t, fams, name, "x0,x1", "y0,y1") }
 	for name, field := range map[string]string{"dime_dime": "dime", "dime_mutual_information": "mutual_information",
 		"dime_entropy_joint": "entropy_joint", "dime_p_value": "p_value", "dime_dime_analytic": "dime_analytic"} {
-		if got, want := metric(name), num(t, last, field); math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
+		// The text format writes the shortest exact form of a float, and so
+		// does JSON: the values agree bit for bit.
+		if got, want := metric(name), num(t, last, field); got != want {
 			t.Errorf("%s = %v, last window's %s = %v", name, got, field, want)
 		}
 	}
 	if metric("dime_rows_total") != 2000 || metric("dime_window") != 1 || metric("dime_windows_total") != 2 {
 		t.Errorf("counters: rows %v window %v windows %v", metric("dime_rows_total"), metric("dime_window"), metric("dime_windows_total"))
+	}
+	if ts := metric("dime_last_window_end_timestamp_seconds"); math.Abs(ts-float64(time.Now().Unix())) > 60 {
+		t.Errorf("last window end %v, now %v", ts, time.Now().Unix())
+	}
+	if _, ok := fams["go_goroutines"]; !ok {
+		t.Error("no Go collector")
 	}
 	tw.Close()
 	stdinW.Close()
@@ -240,7 +253,7 @@ func timedStream(t *testing.T, secs []int64) []byte {
 }
 
 // TestMonitorSignalFlushes sends SIGINT while the monitor waits on stdin:
-// it reports the window in progress and exits cleanly.
+// it reports the window in progress and exits 130, the input unfinished.
 func TestMonitorSignalFlushes(t *testing.T) {
 	cmd := exec.Command(dimeBinary, append([]string{"monitor", "-", "--window-rows", "1000"}, monitorFlags...)...)
 	stdin, _ := cmd.StdinPipe()
@@ -250,10 +263,7 @@ func TestMonitorSignalFlushes(t *testing.T) {
 		t.Fatal(err)
 	}
 	tw, _ := dimeio.NewTableWriter(stdin, dimeio.IPCStream, []string{"x0", "x1", "y0", "y1"}, dimeio.WriterOptions{BatchRows: 250})
-	x, y, _ := synth.Generate(synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 4}, 1500)
-	for i := 0; i < 1500; i++ {
-		tw.Write([]float64{x.At(i, 0), x.At(i, 1), y.At(i, 0), y.At(i, 1)}, 1)
-	}
+	writeSynth(t, tw, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 4}, 1500)
 	// 1500 rows written in batches of 250: wait for the first window's line.
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(out.String(), "\n") && time.Now().Before(deadline) {
@@ -263,7 +273,7 @@ func TestMonitorSignalFlushes(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	ws := windowLines(t, out.String())
-	if err != nil || len(ws) != 2 || ws[1]["partial"] != true || num(t, ws[1], "rows") != 500 {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 || len(ws) != 2 || ws[1]["partial"] != true || num(t, ws[1], "rows") != 500 {
 		t.Errorf("SIGINT: %v, stderr %q, windows %v", err, errb.String(), ws)
 	}
 	stdin.Close()
@@ -285,4 +295,143 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// httpGet gets a URL with a real client.
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// scrape gets base/metrics and parses the exposition with the Prometheus
+// text parser.
+func scrape(t *testing.T, base string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET /metrics: %s", resp.Status)
+	}
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parsing /metrics: %v", err)
+	}
+	return fams
+}
+
+// metricValue returns the value of the one series of a dime metric, with
+// the views' labels.
+func metricValue(t *testing.T, fams map[string]*dto.MetricFamily, name, x, y string) float64 {
+	t.Helper()
+	f, ok := fams[name]
+	if !ok || len(f.Metric) != 1 {
+		t.Fatalf("metric %s: %v", name, f)
+	}
+	m := f.Metric[0]
+	labels := map[string]string{}
+	for _, l := range m.Label {
+		labels[l.GetName()] = l.GetValue()
+	}
+	if labels["x"] != x || labels["y"] != y {
+		t.Errorf("%s: labels %v, want x=%q y=%q", name, labels, x, y)
+	}
+	if m.Gauge != nil {
+		return m.Gauge.GetValue()
+	}
+	return m.Counter.GetValue()
+}
+
+// TestMonitorServeAfterEnd runs the command on a stream that ends, with
+// --serve-after-end: after the last window, /metrics and /healthz still
+// answer with the last window's values, until SIGTERM ends the wait (exit
+// 0: the input was read whole). Without the flag the endpoint goes with
+// the input.
+func TestMonitorServeAfterEnd(t *testing.T) {
+	in := ipcStream(t, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 7}, 2500, 500)
+	cmd := exec.Command(dimeBinary, append([]string{"monitor", "-", "--window-rows", "1000", "--listen", "127.0.0.1:0", "--serve-after-end", "5m"}, monitorFlags...)...)
+	cmd.Stdin = bytes.NewReader(in)
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	re := regexp.MustCompile(`input ended; serving metrics at http://(\S+)/metrics for 5m0s more`)
+	var m []string
+	for deadline := time.Now().Add(30 * time.Second); m == nil && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		m = re.FindStringSubmatch(errb.String())
+	}
+	if m == nil {
+		t.Fatalf("no end-of-input line on stderr: %q", errb.String())
+	}
+	base := "http://" + m[1]
+	ws := windowLines(t, out.String())
+	if len(ws) != 3 {
+		t.Fatalf("%d windows", len(ws))
+	}
+	if code, body := httpGet(t, base+"/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz after the end: %d %q", code, body)
+	}
+	fams := scrape(t, base)
+	metric := func(name string) float64 { return metricValue(t, fams, name, "x0,x1", "y0,y1") }
+	if metric("dime_windows_total") != 3 || metric("dime_rows_total") != 2500 || metric("dime_window_rows") != 500 ||
+		metric("dime_dime") != num(t, ws[2], "dime") {
+		t.Errorf("after the end: windows %v rows %v dime %v, last window %v", metric("dime_windows_total"), metric("dime_rows_total"), metric("dime_dime"), ws[2])
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("SIGTERM during --serve-after-end: %v, stderr %q", err, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("SIGTERM did not end --serve-after-end")
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Error("still serving after exit")
+	}
+	// Without --serve-after-end the command exits at the end of the input.
+	code, _, errs := runBinary(t, in, append([]string{"monitor", "-", "--window-rows", "1000", "--listen", "127.0.0.1:0"}, monitorFlags...)...)
+	if code != 0 || strings.Contains(errs, "input ended") {
+		t.Errorf("without --serve-after-end: exit %d, %q", code, errs)
+	}
+}
+
+// TestMonitorTable checks --json=false: a header, then one line per window
+// as it closes, no trailing spaces.
+func TestMonitorTable(t *testing.T) {
+	in := ipcStream(t, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 1}, 2500, 300)
+	code, out, errs := runBinary(t, in, append([]string{"monitor", "-", "--window-rows", "1000", "--alert-p", "0.01", "--json=false"}, monitorFlags...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "window") || !strings.Contains(lines[0], "DiME") ||
+		!strings.HasPrefix(lines[1], "0 [0, 1000)") || !strings.HasPrefix(lines[3], "2 [2000, 2500) partial") {
+		t.Fatalf("table:\n%s", out)
+	}
+	for _, l := range lines {
+		if strings.TrimRight(l, " ") != l {
+			t.Errorf("trailing spaces: %q", l)
+		}
+		if strings.HasPrefix(l, "{") {
+			t.Errorf("JSON in the table: %q", l)
+		}
+	}
+	if !strings.Contains(lines[1], "ALERT: p-value") {
+		t.Errorf("no alert in %q", lines[1])
+	}
 }

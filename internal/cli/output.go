@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -55,7 +56,7 @@ func fmtPValue(v number) string {
 
 // writeTable writes a report as aligned "name  value" lines.
 func writeTable(w io.Writer, r report) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTable(w, 0)
 	line := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...)) }
 	est := r.Estimator
 	if r.Estimator == "rff" {
@@ -72,6 +73,9 @@ func writeTable(w io.Writer, r report) error {
 	if r.SkippedRows > 0 {
 		rows += fmt.Sprintf(" (%d skipped)", r.SkippedRows)
 	}
+	if r.Partial {
+		rows += " (partial: interrupted, the rows read so far)"
+	}
 	line("rows", "%s", rows)
 	line("x columns", "%s", strings.Join(r.XColumns, ", "))
 	line("y columns", "%s", strings.Join(r.YColumns, ", "))
@@ -82,13 +86,30 @@ func writeTable(w io.Writer, r report) error {
 	line("entropy y", "%s", fmtNumber(r.EntropyY))
 	line("entropy joint", "%s", fmtNumber(r.EntropyJoint))
 	line("mutual information", "%s", fmtNumber(r.MI))
-	line("DiME", "%s ± %s (P = %d permutations)", fmtNumber(r.DiME), fmtNumber(r.DiMEStdErr), r.Permutations)
+	switch r.DiMEEstimator {
+	case "analytic-jackknife":
+		line("DiME", "%s ± %s (analytic, its bias removed by the jackknife over %d groups of rows)", fmtNumber(r.DiME), fmtNumber(r.DiMEStdErr), r.Groups)
+	default:
+		line("DiME", "%s ± %s (P = %d permutations)", fmtNumber(r.DiME), fmtNumber(r.DiMEStdErr), r.Permutations)
+	}
 	if r.DiMEAnalytic != nil {
-		line("DiME analytic", "%s", fmtNumber(*r.DiMEAnalytic))
+		if r.Estimator == "rff" {
+			line("DiME analytic", "%s (plug-in, biased upward by about D/rows)", fmtNumber(*r.DiMEAnalytic))
+		} else {
+			line("DiME analytic", "%s", fmtNumber(*r.DiMEAnalytic))
+		}
+	}
+	if r.DiMENormalized != nil {
+		line("DiME normalized", "%s (0: independent, 1: Y = X; DiME / sqrt(DiME(X;X')·DiME(Y;Y')))", fmtNumber(*r.DiMENormalized))
 	}
 	if r.PValue != nil {
 		how := "t-approximation from the permuted accumulators"
-		if r.Estimator == "exact" {
+		switch {
+		case r.TestStatistic != nil:
+			how = fmt.Sprintf("RFF-HSIC test, statistic %.4g, %.4g expected if independent", float64(*r.TestStatistic), float64(*r.TestNullMean))
+		case r.Estimator == "exact" && r.PValueTest == "hsic":
+			how = "HSIC test of the same Gram matrices"
+		case r.Estimator == "exact":
 			how = fmt.Sprintf("permutation test, %d null replicates: at least %.3g", r.TestPerms, 1/float64(r.TestPerms+1))
 		}
 		line("p-value", "%s (independence; %s)", fmtPValue(*r.PValue), how)
@@ -113,4 +134,39 @@ func printReport(w io.Writer, r report, asJSON bool) error {
 		return writeJSON(w, r)
 	}
 	return writeTable(w, r)
+}
+
+// table is an aligned table whose lines lose their trailing spaces (the
+// padding of empty last cells) when it is flushed: a tabwriter into a
+// buffer.
+type table struct {
+	*tabwriter.Writer
+	buf bytes.Buffer
+	out io.Writer
+}
+
+// newTable returns a table with two spaces between columns and the given
+// tabwriter flags, written to w by Flush.
+func newTable(w io.Writer, flags uint) *table {
+	t := &table{out: w}
+	t.Writer = tabwriter.NewWriter(&t.buf, 0, 0, 2, ' ', flags)
+	return t
+}
+
+// Flush aligns the cells written so far and writes their lines.
+func (t *table) Flush() error {
+	if err := t.Writer.Flush(); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(t.buf.String(), "\n") {
+		nl := strings.HasSuffix(l, "\n")
+		b.WriteString(strings.TrimRight(l, " \n"))
+		if nl {
+			b.WriteByte('\n')
+		}
+	}
+	t.buf.Reset()
+	_, err := io.WriteString(t.out, b.String())
+	return err
 }

@@ -49,7 +49,11 @@ func plotCompare(path string, out compareOutput) (io.WriterTo, error) {
 			}
 		}
 		if len(pts) > 0 {
-			lines = append(lines, q.name, pts)
+			name := q.name
+			if q.exact != nil {
+				name = strings.TrimSuffix(name, "*") + " (vs exact DiME)"
+			}
+			lines = append(lines, name, pts)
 		}
 	}
 	if len(out.RFF) > 1 && errs[2][0] > 0 {

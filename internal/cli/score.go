@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -15,6 +16,7 @@ func runScore(e *env, args []string) error {
 	var ef estimatorFlags
 	ef.register(fs)
 	ef.registerRFF(fs)
+	ef.registerJSON(fs, false, "print one JSON object instead of a table")
 	var in inputFlags
 	in.register(fs)
 	// One decoding goroutine ahead of the estimator: it decodes millions
@@ -67,29 +69,57 @@ func runScore(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	cfg.XColumns, cfg.YColumns = r.Columns()
 	if err := checkStreamMemory(cfg, r.DimX(), r.DimY()); err != nil {
+		r.Close()
 		return err
 	}
 	est, err := stream.New(r.DimX(), r.DimY(), cfg)
 	if err != nil {
+		r.Close()
 		return err
 	}
+	// From here on SIGINT and SIGTERM end the reading: the batch in hand is
+	// finished and the result of the rows read so far printed (and saved).
+	input := describeInput(inputs, r)
+	sigs := notifySignals()
+	defer sigs.stop()
+	src := newBlocks(r)
+	defer src.close()
 	p := newProgress(e, ef.progress, "score", r.TotalRows()).files(r)
-	for r.Next() {
+	var skipped int64
+	var stopped bool
+	for {
+		var ok bool
+		if ok, stopped = src.next(sigs.Done()); !ok || stopped {
+			break
+		}
 		if err := est.Add(r.X(), r.Y(), r.Rows()); err != nil {
 			return err
 		}
+		skipped = r.Skipped()
 		p.update(r.RowsRead())
 	}
 	p.done()
-	if err := r.Err(); err != nil {
-		return inputError(err)
+	// A signal wins over an input error: Ctrl-C in a terminal also stops
+	// the command writing to a pipe, which cuts the stream.
+	if !stopped {
+		if err := r.Err(); err != nil {
+			if sigs.err("") == nil {
+				return inputError(err)
+			}
+			stopped = true
+		} else {
+			skipped = r.Skipped()
+		}
 	}
 	warnInput(e, r)
-	est.Skip(r.Skipped())
+	est.Skip(skipped)
 	if est.Rows() < 2 {
-		return usagef("%s: %d rows (%d skipped): need at least 2", strings.Join(inputs, " "), est.Rows(), r.Skipped())
+		if stopped {
+			return sigs.err(fmt.Sprintf("nothing (%d rows read, need at least 2)", est.Rows()))
+		}
+		return usagef("%s: %d rows (%d skipped): need at least 2", strings.Join(inputs, " "), est.Rows(), skipped)
 	}
 	res, err := est.Result()
 	if err != nil {
@@ -99,6 +129,19 @@ func runScore(e *env, args []string) error {
 		return err
 	}
 	rep := rffReport(res, time.Since(start))
-	rep.Input = describeInput(inputs, r)
-	return printReport(e.stdout, rep, ef.asJSON)
+	rep.Input = input
+	if stopped {
+		rep.Partial = true
+	}
+	if err := printReport(e.stdout, rep, ef.asJSON); err != nil {
+		return err
+	}
+	if stopped {
+		what := "the result of the rows read so far"
+		if *save != "" {
+			what += " and saved their state to " + *save
+		}
+		return sigs.err(what)
+	}
+	return nil
 }

@@ -37,7 +37,7 @@ type sweepOutput struct {
 func runSweep(e *env, args []string) error {
 	fs := newFlagSet(e, "sweep", "INPUT... --x COLS --y COLS [flags]")
 	var sf sampleFlags
-	sf.register(fs, exact.AutoSampleRows, "rows of the sample (each point costs P+3 eigenproblems of this size)")
+	sf.register(fs, fmt.Sprintf("rows of the sample (each of the %d points costs P+3 eigenproblems of this size, growing as n³)", len(exact.AutoScales)))
 	plotPath := fs.String("plot", "", "draw DiME and MI against sigma to this .png or .svg file (- for a PNG on stdout)")
 	inputs, xcols, ycols, cfg, err := sf.parse(fs, "sweep", args)
 	if err != nil {
@@ -86,7 +86,7 @@ func runSweep(e *env, args []string) error {
 		return writeJSON(e.stdout, out)
 	}
 	fmt.Fprintf(e.stdout, "input: %s\n%s kernel, alpha %g, P = %d; sigma = scale × sqrt(d/2) per view\n\n", out.Input, out.Kernel, out.Alpha, out.Permutations)
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := newTable(e.stdout, tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scale\tsigma x\tsigma y\tDiME\t± se\tMI_alpha\t\t")
 	for _, p := range out.Points {
 		mark := ""

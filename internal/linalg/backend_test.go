@@ -244,3 +244,18 @@ func TestNonFiniteInput(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelsNamed: Kernels names the kernels in use, the last registered
+// of each kind.
+func TestKernelsNamed(t *testing.T) {
+	got := Kernels()
+	want := []string{"syrk64=" + kernels64[len(kernels64)-1].name, "syrk32=" + kernels32[len(kernels32)-1].name, "symv=" + rowKernels[len(rowKernels)-1].name}
+	if len(got) != len(want) {
+		t.Fatalf("Kernels() = %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("Kernels() = %q, want %q", got, want)
+		}
+	}
+}

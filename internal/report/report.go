@@ -26,7 +26,7 @@ func (n Number) MarshalJSON() ([]byte, error) {
 }
 
 // Report is the result of one estimate as the commands print it. Its JSON
-// field names are part of the commands' interface.
+// field names are part of the command's interface.
 type Report struct {
 	Estimator      string   `json:"estimator"` // "exact" or "rff"
 	Input          string   `json:"input,omitempty"`
@@ -53,16 +53,31 @@ type Report struct {
 	DiME           Number   `json:"dime"`
 	DiMEStdErr     Number   `json:"dime_stderr"`
 	DiMEAnalytic   *Number  `json:"dime_analytic,omitempty"` // rff
+	DiMENormalized *Number  `json:"dime_normalized,omitempty"`
+	DiMEEstimator  string   `json:"dime_estimator,omitempty"` // rff: "analytic-jackknife" or "permutations"
+	Groups         int      `json:"groups,omitempty"`         // rff: K groups of the jackknife
+	DiMESelfX      *Number  `json:"dime_self_x,omitempty"`    // rff: DiME(X;X'), the normalized score's self terms
+	DiMESelfY      *Number  `json:"dime_self_y,omitempty"`
+	TestStatistic  *Number  `json:"test_statistic,omitempty"` // rff: the RFF-HSIC statistic
+	TestNullMean   *Number  `json:"test_null_mean,omitempty"` // rff: its expectation under independence
+	PValuePerms    *Number  `json:"p_value_permutations,omitempty"`
 	PValue         *Number  `json:"p_value,omitempty"`
-	TestPerms      int      `json:"test_permutations,omitempty"` // exact: null replicates of the p-value
+	PValueTest     string   `json:"p_value_test,omitempty"`      // exact: "hsic" or "permutation"
+	TestPerms      int      `json:"test_permutations,omitempty"` // exact: null replicates of the permutation test
+	Partial        bool     `json:"partial,omitempty"`           // score cut short by a signal: the rows read so far
 	ElapsedSeconds float64  `json:"elapsed_seconds"`
 }
 
-// Exact returns the report of an exact estimate.
 func Exact(r exact.Result, cfg exact.Config, xcols, ycols []string, elapsed time.Duration) Report {
 	p := Number(r.PValue)
+	var norm *Number
+	if !cfg.SkipNormalized {
+		v := Number(r.Normalized)
+		norm = &v
+	}
 	return Report{
-		PValue: &p, TestPerms: r.TestPermutations,
+		DiMENormalized: norm,
+		PValue:         &p, PValueTest: r.Test.String(), TestPerms: r.TestPermutations,
 		Estimator: "exact", Rows: int64(r.Rows), XColumns: xcols, YColumns: ycols,
 		Kernel: r.Kernel.String(), Alpha: r.Alpha,
 		SigmaRuleX: cfg.SigmaX.String(), SigmaRuleY: cfg.SigmaY.String(), SigmaX: r.SigmaX, SigmaY: r.SigmaY,
@@ -73,11 +88,23 @@ func Exact(r exact.Result, cfg exact.Config, xcols, ycols []string, elapsed time
 	}
 }
 
-// RFF returns the report of a streaming RFF estimate.
 func RFF(r stream.Result, elapsed time.Duration) Report {
 	analytic, p := Number(r.DiMEAnalytic), Number(r.PValue)
+	norm, selfX, selfY := Number(r.DiMENormalized), Number(r.DiMESelfX), Number(r.DiMESelfY)
+	stat, nullMean := Number(r.TestStatistic), Number(r.TestNullMean)
 	shuffle := r.ShuffleRows
+	how := "analytic-jackknife"
+	var pPerms *Number
+	if r.Permutations > 0 {
+		how = "permutations"
+		if r.Permutations > 1 {
+			v := Number(r.PValuePermutations)
+			pPerms = &v
+		}
+	}
 	return Report{
+		DiMENormalized: &norm, DiMEEstimator: how, Groups: r.Groups, DiMESelfX: &selfX, DiMESelfY: &selfY,
+		TestStatistic: &stat, TestNullMean: &nullMean, PValuePerms: pPerms,
 		Estimator: "rff", Rows: r.Rows, SkippedRows: r.SkippedRows, XColumns: r.XColumns, YColumns: r.YColumns,
 		Kernel: r.Kernel.String(), Alpha: r.Alpha,
 		SigmaRuleX: r.BandwidthX.String(), SigmaRuleY: r.BandwidthY.String(), SigmaX: r.SigmaX, SigmaY: r.SigmaY,

@@ -1,0 +1,85 @@
+package covariance
+
+import "fmt"
+
+// SumGroups returns a new accumulator holding the sum of accs: accumulators
+// of the same part and map that differ only by their Index, groups of rows
+// (package stream splits its rows into groups for a jackknife). The result
+// has Index 0; nil or empty entries are skipped. It is an error matching
+// ErrInvalid if no accumulator has a description, and ErrIncompatible if two
+// differ by more than their Index.
+func SumGroups(accs ...*Accumulator) (*Accumulator, error) {
+	var out *Accumulator
+	for _, a := range accs {
+		if a == nil || a.sum == nil {
+			continue
+		}
+		if out == nil {
+			desc := a.desc
+			desc.Index = 0
+			var err error
+			if out, err = New(desc); err != nil {
+				return nil, err
+			}
+		}
+		if err := out.addGroup(a); err != nil {
+			return nil, err
+		}
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%w: no accumulator to sum", ErrInvalid)
+	}
+	return out, nil
+}
+
+// addGroup adds a's sum and weight to out, whose description must equal a's
+// but for the Index.
+func (out *Accumulator) addGroup(a *Accumulator) error {
+	d := a.desc
+	d.Index = out.desc.Index
+	if diff := out.desc.diff(d); diff != "" {
+		return fmt.Errorf("%w: %s", ErrIncompatible, diff)
+	}
+	dst, src := out.sum.RawSymmetric(), a.sum.RawSymmetric()
+	for i := 0; i < dst.N; i++ {
+		row := dst.Data[i*dst.Stride+i : i*dst.Stride+dst.N]
+		for j, v := range src.Data[i*src.Stride+i : i*src.Stride+src.N] {
+			row[j] += v
+		}
+	}
+	out.weight += a.weight
+	return nil
+}
+
+// SumMeanGroups returns a new Mean holding the sum of means that differ
+// only by their Index, as SumGroups does for accumulators.
+func SumMeanGroups(means ...*Mean) (*Mean, error) {
+	var out *Mean
+	for _, m := range means {
+		if m == nil || m.sum == nil {
+			continue
+		}
+		if out == nil {
+			desc := m.desc
+			desc.Index = 0
+			var err error
+			if out, err = NewMean(desc); err != nil {
+				return nil, err
+			}
+		}
+		d := m.desc
+		d.Index = 0
+		if diff := out.desc.diff(d); diff != "" {
+			return nil, fmt.Errorf("%w: %s", ErrIncompatible, diff)
+		}
+		for j, v := range m.sum {
+			out.sum[j] += v
+		}
+		out.weight += m.weight
+		out.weight2 += m.weight2
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%w: no mean to sum", ErrInvalid)
+	}
+	return out, nil
+}

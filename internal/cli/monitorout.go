@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/dime-project/dime/monitor"
+)
+
+// windowLine is one JSON line of dime monitor.
+type windowLine struct {
+	Window        int     `json:"window"`
+	StartRow      int64   `json:"start_row"`
+	EndRow        int64   `json:"end_row"`
+	StartTime     string  `json:"start_time,omitempty"`
+	EndTime       string  `json:"end_time,omitempty"`
+	Rows          int64   `json:"rows"`
+	SkippedRows   int64   `json:"skipped_rows"`
+	EffectiveRows number  `json:"effective_rows"`
+	Partial       bool    `json:"partial"`
+	SigmaX        float64 `json:"sigma_x"`
+	SigmaY        float64 `json:"sigma_y"`
+	EntropyX      number  `json:"entropy_x"`
+	EntropyY      number  `json:"entropy_y"`
+	EntropyJoint  number  `json:"entropy_joint"`
+	MI            number  `json:"mutual_information"`
+	DiME          number  `json:"dime"`
+	DiMEStdErr    number  `json:"dime_stderr"`
+	DiMEAnalytic  number  `json:"dime_analytic"`
+	PValue        number  `json:"p_value"`
+	// With --baseline: the comparison with the baseline.
+	BaselineDiME *number  `json:"baseline_dime,omitempty"`
+	Change       *number  `json:"dime_change,omitempty"`
+	ChangeStdErr *number  `json:"dime_change_stderr,omitempty"`
+	ChangeDF     *int     `json:"change_df,omitempty"`
+	ChangePValue *number  `json:"change_p_value,omitempty"`
+	Alert        bool     `json:"alert"`
+	AlertReasons []string `json:"alert_reasons,omitempty"`
+}
+
+func newWindowLine(w monitor.Window) windowLine {
+	r := w.Result
+	l := windowLine{Window: w.Index, StartRow: w.StartRow, EndRow: w.EndRow, Rows: w.Rows, SkippedRows: w.Skipped,
+		EffectiveRows: number(r.EffectiveRows), Partial: w.Partial, SigmaX: r.SigmaX, SigmaY: r.SigmaY,
+		EntropyX: number(r.EntropyX), EntropyY: number(r.EntropyY), EntropyJoint: number(r.EntropyJoint),
+		MI: number(r.MutualInformation), DiME: number(r.DiME), DiMEStdErr: number(r.DiMEStdErr),
+		DiMEAnalytic: number(r.DiMEAnalytic), PValue: number(r.PValue), Alert: w.Alert, AlertReasons: w.AlertReasons}
+	if !w.StartTime.IsZero() {
+		l.StartTime, l.EndTime = w.StartTime.Format(time.RFC3339Nano), w.EndTime.Format(time.RFC3339Nano)
+	}
+	if c := w.Change; c != nil {
+		b, d, se, p := number(c.BaselineDiME), number(c.Difference), number(c.StdErr), number(c.PValue)
+		df := c.DF
+		l.BaselineDiME, l.Change, l.ChangeStdErr, l.ChangeDF, l.ChangePValue = &b, &d, &se, &df, &p
+	}
+	return l
+}
+
+// windowWriter prints closed windows: one JSON line each, or a table whose
+// lines are written as the windows close (fixed widths, since a table that
+// waits for the end of the input to align itself is no use on a stream).
+type windowWriter struct {
+	w        io.Writer
+	json     bool
+	timed    bool // windows by time: the table shows their start
+	baseline bool // the table shows the change from the baseline
+	header   bool // the table's header is written
+}
+
+// tableColumn is a column of the table after the first (the window's
+// position), with its width.
+type tableColumn struct {
+	name  string
+	width int
+}
+
+var (
+	tableColumns    = []tableColumn{{"rows", 9}, {"DiME", 10}, {"± se", 9}, {"MI", 10}, {"p-value", 9}}
+	baselineColumns = []tableColumn{{"baseline", 10}, {"change", 10}, {"± se", 9}, {"change p", 9}}
+	alertColumn     = tableColumn{"alert", 0}
+)
+
+func (ww *windowWriter) columns() []tableColumn {
+	cols := append([]tableColumn(nil), tableColumns...)
+	if ww.baseline {
+		cols = append(cols, baselineColumns...)
+	}
+	return append(cols, alertColumn)
+}
+
+func (ww *windowWriter) write(w monitor.Window) error {
+	if ww.json {
+		return writeJSON(ww.w, newWindowLine(w)) // one line, written at once
+	}
+	var b strings.Builder
+	first := 24 // "window [start_row, end_row)" or the time
+	if ww.timed {
+		first = 30
+	}
+	if !ww.header {
+		ww.header = true
+		head := "window"
+		if ww.timed {
+			head = "window start (UTC)"
+		}
+		fmt.Fprintf(&b, "%-*s", first, head)
+		for _, c := range ww.columns() {
+			fmt.Fprintf(&b, "  %*s", c.width, c.name)
+		}
+		b.WriteString("\n")
+	}
+	pos := fmt.Sprintf("%d [%d, %d)", w.Index, w.StartRow, w.EndRow)
+	if ww.timed {
+		pos = fmt.Sprintf("%d %s", w.Index, w.StartTime.Format("2006-01-02 15:04:05"))
+	}
+	if w.Partial {
+		pos += " partial"
+	}
+	r := w.Result
+	alert := "-"
+	if w.Alert {
+		alert = "ALERT: " + strings.Join(w.AlertReasons, "; ")
+	}
+	cells := []string{fmt.Sprint(w.Rows), fmtNumber(number(r.DiME)), fmtNumber(number(r.DiMEStdErr)),
+		fmtNumber(number(r.MutualInformation)), fmtPValue(number(r.PValue))}
+	if c := w.Change; ww.baseline && c != nil {
+		cells = append(cells, fmtNumber(number(c.BaselineDiME)), fmt.Sprintf("%+.6f", c.Difference), fmtNumber(number(c.StdErr)), fmtPValue(number(c.PValue)))
+	}
+	cells = append(cells, alert)
+	fmt.Fprintf(&b, "%-*s", first, pos)
+	for i, c := range ww.columns() {
+		fmt.Fprintf(&b, "  %*s", c.width, cells[i])
+	}
+	_, err := io.WriteString(ww.w, strings.TrimRight(b.String(), " ")+"\n")
+	return err
+}

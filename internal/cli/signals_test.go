@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	dimeio "github.com/dime-project/dime/io"
+	"github.com/dime-project/dime/synth"
+)
+
+// TestScoreSignalPrintsPartial starts score on a pipe, writes one batch of
+// 500 rows and keeps the pipe open (a stalled upstream): once the batch is
+// added (the first progress line says so), SIGINT or SIGTERM makes score
+// print the result of those 500 rows marked partial, save the state if
+// asked, and exit 130 or 143.
+func TestScoreSignalPrintsPartial(t *testing.T) {
+	for _, c := range []struct {
+		sig  syscall.Signal
+		code int
+		json bool
+	}{{syscall.SIGINT, 130, true}, {syscall.SIGTERM, 143, false}} {
+		state := filepath.Join(t.TempDir(), "partial.state")
+		args := []string{"score", "-", "--x", "x0,x1", "--y", "y0,y1", "--features", "16", "--progress", "always", "--save-state", state}
+		if c.json {
+			args = append(args, "--json")
+		}
+		cmd := exec.Command(dimeBinary, args...)
+		stdin, _ := cmd.StdinPipe()
+		var out, errb syncBuffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		tw, err := dimeio.NewTableWriter(stdin, dimeio.IPCStream, []string{"x0", "x1", "y0", "y1"}, dimeio.WriterOptions{BatchRows: 500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeSynth(t, tw, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 5}, 500)
+		// The 500th row sends the batch; the stream stays open.
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(errb.String(), "score: 500 rows") && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cmd.Process.Signal(c.sig)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var werr error
+		select {
+		case werr = <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("%v: score did not stop; stderr %q", c.sig, errb.String())
+		}
+		stdin.Close()
+		code := -1
+		if ee, ok := werr.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		stderr := errb.String()
+		if code != c.code || !strings.Contains(stderr, "interrupted by") {
+			t.Errorf("%v: exit %d (%v), stderr %q", c.sig, code, werr, stderr)
+		}
+		if c.json {
+			res := decode(t, out.String())
+			if res["partial"] != true || num(t, res, "rows") != 500 || num(t, res, "dime") <= 0 {
+				t.Errorf("%v: %v", c.sig, res)
+			}
+		} else if !strings.Contains(out.String(), "500 (partial") {
+			t.Errorf("%v: table %q", c.sig, out.String())
+		}
+		// The saved state holds the same 500 rows.
+		mcode, mout, merrs := runBinary(t, nil, "merge", state, "--json")
+		if mcode != 0 || num(t, decode(t, mout), "rows") != 500 {
+			t.Errorf("%v: merge of the saved state: exit %d, %s %s", c.sig, mcode, mout, merrs)
+		}
+	}
+}
+
+// TestScoreWholeInputNotPartial checks that a run that reads its input to
+// the end says nothing of partial.
+func TestScoreWholeInputNotPartial(t *testing.T) {
+	in := ipcStream(t, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 6}, 1000, 250)
+	code, out, errs := runBinary(t, in, "score", "-", "--x", "x0,x1", "--y", "y0,y1", "--features", "16", "--json")
+	if res := decode(t, out); code != 0 || res["partial"] != nil || num(t, res, "rows") != 1000 {
+		t.Errorf("exit %d %s: %v", code, errs, res)
+	}
+}

@@ -1,0 +1,31 @@
+// Package metrics exports the windows of a monitor (package monitor) as
+// Prometheus metrics and serves them over HTTP the way Prometheus exporters
+// do.
+//
+// # Overview
+//
+// New returns a Metrics, a prometheus.Collector; the monitor's emit function
+// calls Observe with each closed window. Handler serves it at /metrics (GET
+// and HEAD; other methods get 405 with an Allow header) together with the Go
+// runtime and process collectors (go_*, process_*, go_build_info), a
+// liveness probe at /healthz and a one-line pointer at /. Serve runs the
+// handler on a listener until Close: a batch job keeps serving after its
+// input ends for as long as it likes, so that a scrape still finds the last
+// window.
+//
+// # Metrics
+//
+// Every dime metric has the constant labels x and y (the views' columns).
+// Gauges of the last closed window: dime_dime, dime_dime_stderr,
+// dime_dime_analytic, dime_mutual_information, dime_p_value,
+// dime_entropy_x, dime_entropy_y, dime_entropy_joint (nats; NaN for a window
+// of fewer than 2 rows), dime_window (its index), dime_window_rows,
+// dime_alert (0 or 1) and dime_last_window_end_timestamp_seconds, the
+// wall-clock time at which it closed (alert on
+// time() - dime_last_window_end_timestamp_seconds to find a monitor whose
+// input stalled). Counters: dime_rows_total, dime_skipped_rows_total,
+// dime_windows_total, dime_alerts_total. With a baseline
+// (monitor.Config.Baseline), once the first window is compared:
+// dime_baseline_dime, dime_dime_change, dime_dime_change_stderr and
+// dime_change_p_value.
+package metrics

@@ -1,0 +1,238 @@
+package metrics
+
+import (
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/dime-project/dime/monitor"
+	"github.com/dime-project/dime/stream"
+	"github.com/dime-project/dime/synth"
+)
+
+// serve starts m on a loopback listener and returns its base URL.
+func serve(t *testing.T, m *Metrics) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.Serve(ln)
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return "http://" + s.Addr().String()
+}
+
+// Scrape gets /metrics with a real client and parses the exposition.
+func Scrape(t *testing.T, base string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %s", resp.Status)
+	}
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parsing the exposition: %v", err)
+	}
+	return fams
+}
+
+// value returns the value of the only metric of a family, checking its
+// labels.
+func value(t *testing.T, fams map[string]*dto.MetricFamily, name string) float64 {
+	t.Helper()
+	f, ok := fams[name]
+	if !ok {
+		t.Fatalf("no metric %s", name)
+	}
+	if len(f.Metric) != 1 {
+		t.Fatalf("%s: %d series", name, len(f.Metric))
+	}
+	mt := f.Metric[0]
+	labels := map[string]string{}
+	for _, l := range mt.Label {
+		labels[l.GetName()] = l.GetValue()
+	}
+	if labels["x"] != "a,b" || labels["y"] != "c" {
+		t.Errorf("%s: labels %v", name, labels)
+	}
+	switch {
+	case mt.Gauge != nil:
+		return mt.Gauge.GetValue()
+	case mt.Counter != nil:
+		return mt.Counter.GetValue()
+	}
+	t.Fatalf("%s: neither gauge nor counter", name)
+	return 0
+}
+
+// windows runs a monitor over 2500 sine rows in windows of 1000 and returns
+// what it emitted; with a baseline, if not nil.
+func windows(t *testing.T, base *stream.Estimator) []monitor.Window {
+	t.Helper()
+	cfg := monitor.Config{Stream: stream.DefaultConfig(), WindowRows: 1000, AlertP: monitor.Threshold(0.01), Baseline: base}
+	cfg.Stream.Features = 32
+	var ws []monitor.Window
+	m, err := monitor.New(2, 1, cfg, func(w monitor.Window) error { ws = append(ws, w); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y, err := synth.Generate(synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 1}, 2500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yd := y.RawMatrix().Data
+	y1 := make([]float64, 2500)
+	for i := range y1 {
+		y1[i] = yd[2*i]
+	}
+	if err := m.Add(x.RawMatrix().Data, y1, nil, 2500); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+func TestScrape(t *testing.T) {
+	m := New(Labels{X: "a,b", Y: "c"})
+	clock := time.Date(2026, 3, 1, 12, 0, 0, 5e8, time.UTC)
+	m.now = func() time.Time { return clock }
+	base := serve(t, m)
+
+	// Before any window: the counters are 0, the Go and process collectors
+	// are there, the baseline's gauges are not.
+	fams := Scrape(t, base)
+	if v := value(t, fams, "dime_windows_total"); v != 0 {
+		t.Errorf("windows_total %v before any window", v)
+	}
+	for _, name := range []string{"go_goroutines", "go_memstats_heap_alloc_bytes", "go_build_info"} {
+		if _, ok := fams[name]; !ok {
+			t.Errorf("no %s", name)
+		}
+	}
+	if runtime.GOOS == "linux" {
+		for _, name := range []string{"process_cpu_seconds_total", "process_resident_memory_bytes"} {
+			if _, ok := fams[name]; !ok {
+				t.Errorf("no %s", name)
+			}
+		}
+	}
+	if _, ok := fams["dime_change_p_value"]; ok {
+		t.Error("baseline metrics without a baseline")
+	}
+
+	ws := windows(t, nil)
+	for _, w := range ws {
+		m.Observe(w)
+	}
+	last := ws[len(ws)-1]
+	fams = Scrape(t, base)
+	for name, want := range map[string]float64{
+		"dime_dime": last.Result.DiME, "dime_dime_stderr": last.Result.DiMEStdErr, "dime_dime_analytic": last.Result.DiMEAnalytic,
+		"dime_mutual_information": last.Result.MutualInformation, "dime_p_value": last.Result.PValue,
+		"dime_entropy_x": last.Result.EntropyX, "dime_entropy_y": last.Result.EntropyY, "dime_entropy_joint": last.Result.EntropyJoint,
+		"dime_window": 2, "dime_window_rows": 500, "dime_alert": 1,
+		"dime_rows_total": 2500, "dime_windows_total": 3, "dime_alerts_total": 3, "dime_skipped_rows_total": 0,
+		"dime_last_window_end_timestamp_seconds": 1772366400.5,
+	} {
+		// The text format prints floats in their shortest exact form, so
+		// the values come back bit for bit.
+		if got := value(t, fams, name); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	if math.IsNaN(last.Result.DiME) {
+		t.Fatal("last window has no estimate")
+	}
+
+	// Windows compared with a baseline add the comparison's gauges.
+	cfg := stream.DefaultConfig()
+	cfg.Features = 32
+	ref, _ := stream.New(2, 1, cfg)
+	x, y, _ := synth.Generate(synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 2}, 3000)
+	y1 := make([]float64, 3000)
+	for i := range y1 {
+		y1[i] = y.At(i, 0)
+	}
+	if err := ref.Add(x.RawMatrix().Data, y1, 3000); err != nil {
+		t.Fatal(err)
+	}
+	ws = windows(t, ref)
+	m.Observe(ws[1])
+	c := ws[1].Change
+	fams = Scrape(t, base)
+	for name, want := range map[string]float64{"dime_baseline_dime": c.BaselineDiME, "dime_dime_change": c.Difference,
+		"dime_dime_change_stderr": c.StdErr, "dime_change_p_value": c.PValue, "dime_windows_total": 4} {
+		if got := value(t, fams, name); got != want || math.IsNaN(got) {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestHTTPHabits(t *testing.T) {
+	base := serve(t, New(Labels{X: "a,b", Y: "c"}))
+	do := func(method, path string) (*http.Response, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, base+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(b)
+	}
+	for _, c := range []struct {
+		method, path string
+		status       int
+		body         string // a substring of the body
+	}{
+		{"GET", "/metrics", 200, "# TYPE dime_dime gauge"},
+		{"HEAD", "/metrics", 200, ""},
+		{"POST", "/metrics", 405, ""},
+		{"PUT", "/metrics", 405, ""},
+		{"DELETE", "/metrics", 405, ""},
+		{"GET", "/healthz", 200, "ok"},
+		{"GET", "/", 200, "/metrics"},
+		{"GET", "/nothing", 404, ""},
+	} {
+		resp, body := do(c.method, c.path)
+		if resp.StatusCode != c.status || !strings.Contains(body, c.body) {
+			t.Errorf("%s %s: %s, body %.80q", c.method, c.path, resp.Status, body)
+		}
+		if c.status == 405 {
+			allow := resp.Header.Get("Allow")
+			if !strings.Contains(allow, "GET") || !strings.Contains(allow, "HEAD") {
+				t.Errorf("%s %s: Allow %q", c.method, c.path, allow)
+			}
+		}
+		if c.method == "HEAD" && body != "" {
+			t.Errorf("HEAD %s has a body", c.path)
+		}
+	}
+	if resp, _ := do("GET", "/metrics"); !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
+		t.Errorf("Content-Type %q", resp.Header.Get("Content-Type"))
+	}
+}
