@@ -16,21 +16,27 @@ import (
 //
 // Estimator.Merge adds float64 accumulators, so that merging shards a, b and
 // c as (a+b)+c or a+(b+c) can differ in the last bits of the sums and of the
-// entropies. A Sum keeps each accumulator as a covariance.ExactSum (128-bit
-// fixed point, multiples of 2⁻⁷²) and the row counts as integers: any order
-// of Add and Merge gives the same Sum, bit for bit, and Estimator rounds it
-// back to float64 once. Compared with a float64 merge, only round-off
-// differs (each shard's sums are rounded once to the 2⁻⁷² grid).
+// entropies. A Sum keeps every float64 sum of the state exactly: each
+// accumulator (per group X, Y and joint, the normalized score's copies and
+// self joints, the permuted joints) as a covariance.ExactSum and each group's
+// first moments (X, Y and joint) as a covariance.ExactMean, in 128-bit fixed
+// point (multiples of 2⁻⁷²), and the row, skipped-row and chunk counts as
+// integers: any order of Add and Merge gives the same Sum, bit for bit, and
+// Estimator rounds it back to float64 once. Compared with a float64 merge,
+// only round-off differs (each shard's sums are rounded once to the 2⁻⁷²
+// grid).
 //
 // The zero value is an empty Sum. Add takes an estimator over; Merge adds
 // another Sum. Both refuse, with an error matching ErrIncompatible and
 // without changing the receiver, what Estimator.Merge refuses: other
 // settings, bandwidths or columns. A Sum holds the settings of an estimator
-// and 16 bytes per accumulator entry: about three times an estimator's
-// memory. It is not safe for concurrent use.
+// and 16 bytes per entry of an accumulator's upper triangle or of a mean:
+// about three times an estimator's memory (7K + P accumulators of (2D)²
+// float64 each). It is not safe for concurrent use.
 type Sum struct {
-	est           *Estimator // settings, bandwidths and shard ids; no rows, empty accumulators
+	est           *Estimator // settings, bandwidths, chunk count and shard ids; no rows, empty accumulators and means
 	sums          []covariance.ExactSum
+	means         []covariance.ExactMean
 	rows, skipped int64
 }
 
@@ -43,14 +49,22 @@ func (s *Sum) Add(e *Estimator) error {
 	if !e.Started() {
 		return fmt.Errorf("%w: an estimator has no rows", ErrIncompatible)
 	}
-	t := &Sum{est: e, sums: make([]covariance.ExactSum, len(e.accs))}
+	t := &Sum{est: e, sums: make([]covariance.ExactSum, len(e.accs)), means: make([]covariance.ExactMean, len(e.means))}
 	for i, a := range e.accs {
 		if err := t.sums[i].Add(a); err != nil {
 			return fmt.Errorf("%w: %v", ErrIncompatible, err)
 		}
 	}
+	for i, m := range e.means {
+		if err := t.means[i].Add(m); err != nil {
+			return fmt.Errorf("%w: %v", ErrIncompatible, err)
+		}
+	}
 	for _, a := range e.accs {
 		a.Reset()
+	}
+	for _, m := range e.means {
+		m.Reset()
 	}
 	// The Y features kept to pair a lone row with the previous scope's
 	// last row belong to no shard in particular: forget them, so that the
@@ -80,7 +94,11 @@ func (s *Sum) Merge(other *Sum) error {
 		for i := range sums {
 			sums[i].Merge(&other.sums[i]) // into an empty sum: a copy
 		}
-		s.est, s.sums, s.rows, s.skipped = c, sums, other.rows, other.skipped
+		means := make([]covariance.ExactMean, len(other.means))
+		for i := range means {
+			means[i].Merge(&other.means[i])
+		}
+		s.est, s.sums, s.means, s.rows, s.skipped = c, sums, means, other.rows, other.skipped
 		return nil
 	}
 	if s.rows > math.MaxInt64-other.rows || s.skipped > math.MaxInt64-other.skipped {
@@ -93,8 +111,16 @@ func (s *Sum) Merge(other *Sum) error {
 			}
 		}
 	}
-	// The templates have no rows and empty accumulators: their Merge checks
-	// every setting and the shard ids, and leaves them so.
+	if len(s.means) == len(other.means) {
+		for i := range s.means {
+			if s.means[i].Budget()+other.means[i].Budget() > covariance.MaxExactBudget {
+				return fmt.Errorf("%w: more rows than an exact sum holds", ErrIncompatible)
+			}
+		}
+	}
+	// The templates have no rows, empty accumulators and means: their Merge
+	// checks every setting and the shard ids (so the layouts match), adds the
+	// chunk counts and leaves the rest so.
 	if err := s.est.Merge(other.est); err != nil {
 		return err
 	}
@@ -102,6 +128,11 @@ func (s *Sum) Merge(other *Sum) error {
 	s.skipped += other.skipped
 	for i := range s.sums {
 		if err := s.sums[i].Merge(&other.sums[i]); err != nil {
+			return fmt.Errorf("%w: %v", ErrIncompatible, err) // checked above: not reached
+		}
+	}
+	for i := range s.means {
+		if err := s.means[i].Merge(&other.means[i]); err != nil {
 			return fmt.Errorf("%w: %v", ErrIncompatible, err) // checked above: not reached
 		}
 	}
@@ -114,8 +145,8 @@ func (s *Sum) Rows() int64 { return s.rows }
 // Empty reports whether nothing was added yet.
 func (s *Sum) Empty() bool { return s.est == nil }
 
-// Estimator returns a new estimator of every row added: each accumulator is
-// the exact sum rounded once to float64. Its Result and its state
+// Estimator returns a new estimator of every row added: each accumulator and
+// mean is the exact sum rounded once to float64. Its Result and its state
 // (WriteState) are thus the same whatever the order of the merges. An
 // empty Sum gives an error matching ErrInvalidInput.
 func (s *Sum) Estimator() (*Estimator, error) {
@@ -135,6 +166,15 @@ func (s *Sum) Estimator() (*Estimator, error) {
 			return nil, err
 		}
 	}
+	for i, m := range e.means {
+		total, err := s.means[i].Mean()
+		if err != nil {
+			return nil, err
+		}
+		if err := m.Merge(total); err != nil { // into zeros: a copy
+			return nil, err
+		}
+	}
 	e.rows, e.skipped = s.rows, s.skipped
 	return e, nil
 }
@@ -148,15 +188,18 @@ func (e *Estimator) clone() (*Estimator, error) {
 	return ReadState(bytes.NewReader(b))
 }
 
-// The encoding of a Sum, version 1, little-endian: magic "dimeSM", version,
+// The encoding of a Sum, version 2, little-endian: magic "dimeSM", version,
 // then either 0 (an empty Sum) or 1 followed by the row and skipped-row
-// counts (8 bytes each), the state of the estimator that holds the settings
-// and shard ids (WriteState: no rows, empty accumulators) and the exact
-// sums, P + 3 of them, each with its length (4 bytes), and a CRC-32C of
-// every byte before it.
+// counts (8 bytes each), the state of the estimator that holds the settings,
+// chunk count and shard ids (WriteState: no rows, empty accumulators and
+// means), the exact sums of the accumulators (ExactSum, one per accumulator
+// of the state, in its order: 7K + P, or 3K + P without the normalized
+// score) and of the means (ExactMean, 3K), each with its length (4 bytes),
+// and a CRC-32C of every byte before it. Version 1 (before the groups and
+// means of state version 3) is not read.
 const (
 	sumMagic   = "dimeSM"
-	sumVersion = 1
+	sumVersion = 2
 )
 
 // MarshalBinary implements encoding.BinaryMarshaler.
@@ -173,6 +216,13 @@ func (s *Sum) MarshalBinary() ([]byte, error) {
 		b = appendBytes(b, st)
 		for i := range s.sums {
 			enc, err := s.sums[i].MarshalBinary()
+			if err != nil {
+				return nil, err
+			}
+			b = appendBytes(b, enc)
+		}
+		for i := range s.means {
+			enc, err := s.means[i].MarshalBinary()
 			if err != nil {
 				return nil, err
 			}
@@ -254,9 +304,22 @@ func (s *Sum) UnmarshalBinary(data []byte) error {
 			return bad("exact sum %d does not belong to these settings", i)
 		}
 	}
+	means := make([]covariance.ExactMean, len(e.means))
+	for i, m := range e.means {
+		enc, ok := next()
+		if !ok {
+			return bad("truncated: %d of %d exact means", i, len(e.means))
+		}
+		if err := means[i].UnmarshalBinary(enc); err != nil {
+			return bad("%v", err)
+		}
+		if means[i].Description() != m.Description() {
+			return bad("exact mean %d does not belong to these settings", i)
+		}
+	}
 	if len(b) != 0 {
 		return bad("%d bytes of trailing data", len(b))
 	}
-	s.est, s.sums, s.rows, s.skipped = e, sums, int64(rows), int64(skipped)
+	s.est, s.sums, s.means, s.rows, s.skipped = e, sums, means, int64(rows), int64(skipped)
 	return nil
 }
