@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"slices"
 
 	"github.com/dime-project/dime/covariance"
 )
@@ -179,20 +180,21 @@ func (s *Sum) Estimator() (*Estimator, error) {
 	return e, nil
 }
 
-// clone returns a copy of e through its state.
+// clone returns a copy of a template (an estimator without rows, its
+// accumulators and means zero) through its settings-only state.
 func (e *Estimator) clone() (*Estimator, error) {
-	b, err := e.MarshalBinary()
+	b, err := e.appendState(nil, true)
 	if err != nil {
 		return nil, err
 	}
-	return ReadState(bytes.NewReader(b))
+	return decodeState(bytes.NewReader(b), true)
 }
 
 // The encoding of a Sum, version 2, little-endian: magic "dimeSM", version,
 // then either 0 (an empty Sum) or 1 followed by the row and skipped-row
-// counts (8 bytes each), the state of the estimator that holds the settings,
-// chunk count and shard ids (WriteState: no rows, empty accumulators and
-// means), the exact sums of the accumulators (ExactSum, one per accumulator
+// counts (8 bytes each), the settings-only state of the estimator that holds
+// the settings, chunk count and shard ids (WriteState's format without the
+// accumulators and means, flag bit 1), the exact sums of the accumulators (ExactSum, one per accumulator
 // of the state, in its order: 7K + P, or 3K + P without the normalized
 // score) and of the means (ExactMean, 3K), each with its length (4 bytes),
 // and a CRC-32C of every byte before it. Version 1 (before the groups and
@@ -209,27 +211,41 @@ func (s *Sum) MarshalBinary() ([]byte, error) {
 	if s.est != nil {
 		b = le.AppendUint64(b, uint64(s.rows))
 		b = le.AppendUint64(b, uint64(s.skipped))
-		st, err := s.est.MarshalBinary()
+		st, err := s.est.appendState(nil, true)
 		if err != nil {
 			return nil, err
 		}
+		// One allocation: the exact sums make nearly all of it.
+		size := len(b) + 4 + len(st) + 4
+		if p := 2 * s.est.cfg.Features; len(s.sums) > 0 {
+			size += len(s.sums) * (4 + 128 + 16*(p*(p+1)/2)) // header, weight, budget, entries, checksum
+		}
+		b = slices.Grow(b, size)
 		b = appendBytes(b, st)
 		for i := range s.sums {
-			enc, err := s.sums[i].MarshalBinary()
-			if err != nil {
+			if b, err = appendSized(b, s.sums[i].AppendBinary); err != nil {
 				return nil, err
 			}
-			b = appendBytes(b, enc)
 		}
 		for i := range s.means {
-			enc, err := s.means[i].MarshalBinary()
-			if err != nil {
+			if b, err = appendSized(b, s.means[i].AppendBinary); err != nil {
 				return nil, err
 			}
-			b = appendBytes(b, enc)
 		}
 	}
 	return le.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
+}
+
+// appendSized appends a 4-byte length and what appendTo appends.
+func appendSized(b []byte, appendTo func([]byte) ([]byte, error)) ([]byte, error) {
+	start := len(b)
+	b = binary.LittleEndian.AppendUint32(b, 0)
+	b, err := appendTo(b)
+	if err != nil {
+		return nil, err
+	}
+	binary.LittleEndian.PutUint32(b[start:], uint32(len(b)-start-4))
+	return b, nil
 }
 
 // UnmarshalBinary implements encoding.BinaryUnmarshaler. Bytes that are not
@@ -284,7 +300,7 @@ func (s *Sum) UnmarshalBinary(data []byte) error {
 	if !ok {
 		return bad("truncated")
 	}
-	e, err := ReadState(bytes.NewReader(st))
+	e, err := decodeState(bytes.NewReader(st), true)
 	if err != nil {
 		return err
 	}
