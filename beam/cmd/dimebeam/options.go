@@ -24,6 +24,7 @@ type options struct {
 	features              int
 	variant               string
 	permutations          int
+	groups                int
 	seed                  uint64
 	shuffle               int
 	format                string
@@ -60,7 +61,8 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.Float64Var(&o.alpha, "alpha", 1.01, "order alpha > 0 of the Renyi entropies")
 	fs.IntVar(&o.features, "features", 256, "number D of random frequencies (2D features; memory grows as D²)")
 	fs.StringVar(&o.variant, "variant", "plain", "frequencies: plain or orthogonal (gaussian kernel only)")
-	fs.IntVar(&o.permutations, "permutations", 5, "number P of permutations")
+	fs.IntVar(&o.permutations, "permutations", 0, "number P of permutations: 0 is the analytic estimator, its bias removed by the jackknife over --groups; P >= 1 the paper's permutation estimator")
+	fs.IntVar(&o.groups, "groups", stream.DefaultGroups, "groups K of rows of the jackknife (bias and standard error of DiME; K-1 degrees of freedom)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed (frequencies, permutations, the bandwidth sample)")
 	fs.IntVar(&o.shuffle, "shuffle-buffer", 0, "rows to mix before pairing for the permutations, within a split (0: each batch)")
 	fs.StringVar(&o.format, "format", "", "input format: parquet, ipc-file, ipc-stream or csv (default: from the extension)")
@@ -126,7 +128,7 @@ func (o *options) config() (dimebeam.Config, []string, error) {
 	if err != nil {
 		return cfg, nil, err
 	}
-	c := stream.Config{Alpha: o.alpha, Features: o.features, Permutations: o.permutations, Seed: o.seed,
+	c := stream.Config{Alpha: o.alpha, Features: o.features, Permutations: o.permutations, Groups: o.groups, Seed: o.seed,
 		ShuffleRows: o.shuffle, XColumns: xcols, YColumns: ycols}
 	if c.Kernel, err = exact.ParseKernel(o.kernel); err != nil {
 		return cfg, nil, usagef("--kernel %q: want gaussian, laplacian or elliptical", o.kernel)
@@ -151,8 +153,10 @@ func (o *options) config() (dimebeam.Config, []string, error) {
 	switch {
 	case o.features < 1 || o.features > rff.MaxFeatures:
 		return cfg, nil, usagef("--features %d: want 1 to %d", o.features, rff.MaxFeatures)
-	case o.permutations < 1 || o.permutations > stream.MaxPermutations:
-		return cfg, nil, usagef("--permutations %d: want 1 to %d", o.permutations, stream.MaxPermutations)
+	case o.permutations < 0 || o.permutations > stream.MaxPermutations:
+		return cfg, nil, usagef("--permutations %d: want 0 (analytic) to %d", o.permutations, stream.MaxPermutations)
+	case o.groups < 1 || o.groups > stream.MaxGroups:
+		return cfg, nil, usagef("--groups %d: want 1 (no jackknife) to %d", o.groups, stream.MaxGroups)
 	case exact.CheckAlpha(o.alpha) != nil:
 		return cfg, nil, usagef("--alpha %v: want a finite number > 0", o.alpha)
 	case c.Variant == rff.Orthogonal && c.Kernel != exact.Gaussian:
