@@ -28,24 +28,36 @@
 //     partial sum, never rows.
 //
 // ScoreFiles adds one step, Results, which computes the stream.Result of
-// the merged state: the entropies, mutual information and DiME (by
-// permutations and analytic) that one estimator over the same rows gives.
+// the merged state: the entropies, mutual information, DiME (analytic with
+// its jackknife over K groups of rows, by permutations when P > 0), the
+// normalized score and the test of independence, as one estimator over the
+// same rows computes them (see below for what depends on the groups).
 //
 // # Same result whatever the runner does
 //
 // Runners merge accumulators in whatever order and grouping their workers
 // finish, and floating-point addition is not associative. stream.Sum adds
-// estimators exactly (covariance.ExactSum: every accumulator entry in
-// 128-bit fixed point, rounded once per split onto multiples of 2⁻⁷² and
-// once at the end back to float64), so the merged state is the same bit for
-// bit on every run, for any order of merges, bundling or number of workers
+// estimators exactly (covariance.ExactSum and covariance.ExactMean: every
+// entry of every group's accumulators, self terms, permuted joints and
+// first moments in 128-bit fixed point, rounded once per split onto
+// multiples of 2⁻⁷² and once at the end back to float64; counts as
+// integers), so the merged state is the same bit for bit on every run, for
+// any order of merges, bundling or number of workers
 // (TestSameBytesEveryRun). Since each split has its own estimator, the state
 // does not depend on how a runner groups splits into bundles either. Against
 // one estimator reading the same files in order (dime score), entropies, MI
 // and analytic DiME agree to round-off (measured 1e-14 relative; the tests
-// require 1e-9). DiME by permutations pairs rows within shuffle scopes, which
-// end at split boundaries, so it agrees to within its permutation noise only
-// (exactly, on one split).
+// require 1e-9), and so do the test statistic and p-value. What depends on
+// how rows fall into groups does not match to round-off: each split's
+// estimator deals its chunks to the K groups from its own start, and the
+// normalized score's self terms see the first rounds of chunks of each
+// split; so the jackknifed dime, dime_stderr, dime_normalized and
+// dime_self_* are those of another, equally valid grouping (over 8 files of
+// 50,000 rows at D = 256: dime 6e-5 relative apart, within its standard
+// error of 2e-3 relative; dime_normalized 1.3% apart). DiME by permutations
+// pairs rows within shuffle scopes, which end at split boundaries, so it
+// agrees to within its permutation noise only. All of them agree exactly on
+// one split.
 //
 // # Bandwidths
 //
@@ -75,8 +87,13 @@
 //
 // A half-life (decaying windows) is refused: a pipeline has no row order.
 // The sample of the median and auto rules travels as one element, so it is
-// bounded (MaxSampleRows). Each split holds an estimator (about 17 MB at
-// D = 256, P = 5) and the combine a Sum (about 3 times that) per worker.
+// bounded (MaxSampleRows). Each split holds an estimator, 7K + P
+// accumulators of 8·(2D)² bytes (56 MiB at D = 256 with the default K = 4
+// groups and P = 0; its state is 29 MB), and the combine a Sum (the exact
+// sums, 16 bytes per entry of each upper triangle, 59 MB, beside a
+// template of the estimator's size) per bundle. On Prism, which holds every
+// element in memory and copies it through gRPC, dimebeam's peak resident
+// memory is several GB at D = 256 (BENCHMARKS.md).
 // File names are expanded on a worker, not put into the job, so that a job
 // stays small whatever the number of files: runners bound the size of a
 // job's description (Dataflow's request limit; Prism v2.77.0 in loopback

@@ -200,7 +200,7 @@ func (f *relErrFn) ProcessElement(r stream.Result) float64 {
 
 // quantities returns what a pipeline must reproduce to 1e-9 relative.
 func quantities(r stream.Result) []float64 {
-	return []float64{r.EntropyX, r.EntropyY, r.EntropyJoint, r.MutualInformation, r.DiMEAnalytic}
+	return []float64{r.EntropyX, r.EntropyY, r.EntropyJoint, r.MutualInformation, r.DiMEAnalytic, r.TestStatistic, r.PValue}
 }
 
 func mustResult(t *testing.T, e *stream.Estimator) stream.Result {
