@@ -6,8 +6,6 @@ import (
 	"hash/crc32"
 	"math"
 	"math/bits"
-
-	"github.com/dime-project/dime/rff"
 )
 
 // ExactMean adds first moments (Mean) exactly, as ExactSum adds
@@ -164,46 +162,16 @@ func (s *ExactMean) AppendBinary(b []byte) ([]byte, error) {
 // corrupted or foreign bytes give an error matching ErrFormat and leave s
 // unchanged.
 func (s *ExactMean) UnmarshalBinary(data []byte) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrFormat, fmt.Sprintf(format, args...))
-	}
-	le := binary.LittleEndian
-	if len(data) < len(exactMeanMagic) || string(data[:len(exactMeanMagic)]) != exactMeanMagic {
-		return bad("not a dime exact mean (bad magic)")
-	}
-	if len(data) == len(exactMeanMagic)+1+checksumSize && data[len(exactMeanMagic)] == 0 {
-		if crc32.Checksum(data[:len(data)-checksumSize], castagnoli) != le.Uint32(data[len(data)-checksumSize:]) {
-			return bad("checksum mismatch (corrupted)")
-		}
-		*s = ExactMean{}
-		return nil
-	}
-	if len(data) < exactMeanHeaderSize+checksumSize {
-		return bad("truncated: %d bytes, header needs %d", len(data), exactMeanHeaderSize+checksumSize)
-	}
-	if err := checkVersions(data); err != nil {
-		return err
-	}
-	features := le.Uint32(data[12:])
-	if features < 1 || features > rff.MaxFeatures {
-		return bad("%d frequencies, want 1 to %d", features, rff.MaxFeatures)
-	}
-	p := 2 * uint64(features)
-	if want := uint64(exactMeanHeaderSize) + 16*p + checksumSize; uint64(len(data)) != want {
-		return bad("%d bytes, want %d for %d features (truncated or trailing data)", len(data), want, p)
-	}
-	body := data[:len(data)-checksumSize]
-	if crc32.Checksum(body, castagnoli) != le.Uint32(data[len(body):]) {
-		return bad("checksum mismatch (corrupted)")
-	}
-	desc, err := parseHeader(data)
+	desc, budget, empty, err := parseExact(data, exactMeanMagic, "mean", exactMeanHeaderSize, func(p uint64) uint64 { return p })
 	if err != nil {
 		return err
 	}
-	budget := le.Uint64(data[descSize:])
-	if budget > MaxExactBudget {
-		return bad("budget %d beyond %d", budget, uint64(MaxExactBudget))
+	if empty {
+		*s = ExactMean{}
+		return nil
 	}
+	le := binary.LittleEndian
+	p := desc.Dim()
 	t := ExactMean{desc: desc, budget: budget, v: make([]uint64, 2*p)}
 	off := descSize + 8
 	t.weight = [2]uint64{le.Uint64(data[off:]), le.Uint64(data[off+8:])}

@@ -302,46 +302,15 @@ func (s *ExactSum) AppendBinary(b []byte) ([]byte, error) {
 // corrupted or foreign bytes give an error matching ErrFormat and leave s
 // unchanged.
 func (s *ExactSum) UnmarshalBinary(data []byte) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrFormat, fmt.Sprintf(format, args...))
-	}
-	le := binary.LittleEndian
-	if len(data) < len(exactMagic) || string(data[:len(exactMagic)]) != exactMagic {
-		return bad("not a dime exact sum (bad magic)")
-	}
-	if len(data) == len(exactMagic)+1+checksumSize && data[len(exactMagic)] == 0 {
-		if crc32.Checksum(data[:len(data)-checksumSize], castagnoli) != le.Uint32(data[len(data)-checksumSize:]) {
-			return bad("checksum mismatch (corrupted)")
-		}
-		*s = ExactSum{}
-		return nil
-	}
-	if len(data) < exactHeaderSize+checksumSize {
-		return bad("truncated: %d bytes, header needs %d", len(data), exactHeaderSize+checksumSize)
-	}
-	if err := checkVersions(data); err != nil {
-		return err
-	}
-	features := le.Uint32(data[12:])
-	if features < 1 || features > rff.MaxFeatures {
-		return bad("%d frequencies, want 1 to %d", features, rff.MaxFeatures)
-	}
-	p := 2 * uint64(features)
-	if want := uint64(exactHeaderSize) + 16*(p*(p+1)/2) + checksumSize; uint64(len(data)) != want {
-		return bad("%d bytes, want %d for %d features (truncated or trailing data)", len(data), want, p)
-	}
-	body := data[:len(data)-checksumSize]
-	if crc32.Checksum(body, castagnoli) != le.Uint32(data[len(body):]) {
-		return bad("checksum mismatch (corrupted)")
-	}
-	desc, err := parseHeader(data)
+	desc, budget, empty, err := parseExact(data, exactMagic, "sum", exactHeaderSize, func(p uint64) uint64 { return p * (p + 1) / 2 })
 	if err != nil {
 		return err
 	}
-	budget := le.Uint64(data[descSize:])
-	if budget > MaxExactBudget {
-		return bad("budget %d beyond %d", budget, uint64(MaxExactBudget))
+	if empty {
+		*s = ExactSum{}
+		return nil
 	}
+	le := binary.LittleEndian
 	var t ExactSum
 	t.adopt(desc)
 	t.budget = budget
@@ -351,4 +320,49 @@ func (s *ExactSum) UnmarshalBinary(data []byte) error {
 	}
 	*s = t
 	return nil
+}
+
+// parseExact checks the encoding of an ExactSum or ExactMean (magic, what
+// it is called in errors, the size of its fixed fields, its entries for a
+// feature dimension p): the empty encoding, the versions, the length, the
+// checksum, the description and the budget, which it returns.
+func parseExact(data []byte, magic, what string, headerSize int, entries func(p uint64) uint64) (desc Description, budget uint64, empty bool, err error) {
+	bad := func(format string, args ...any) (Description, uint64, bool, error) {
+		return Description{}, 0, false, fmt.Errorf("%w: %s", ErrFormat, fmt.Sprintf(format, args...))
+	}
+	le := binary.LittleEndian
+	if len(data) < len(magic) || string(data[:len(magic)]) != magic {
+		return bad("not a dime exact %s (bad magic)", what)
+	}
+	if len(data) == len(magic)+1+checksumSize && data[len(magic)] == 0 {
+		if crc32.Checksum(data[:len(data)-checksumSize], castagnoli) != le.Uint32(data[len(data)-checksumSize:]) {
+			return bad("checksum mismatch (corrupted)")
+		}
+		return Description{}, 0, true, nil
+	}
+	if len(data) < headerSize+checksumSize {
+		return bad("truncated: %d bytes, header needs %d", len(data), headerSize+checksumSize)
+	}
+	if err := checkVersions(data); err != nil {
+		return Description{}, 0, false, err
+	}
+	features := le.Uint32(data[12:])
+	if features < 1 || features > rff.MaxFeatures {
+		return bad("%d frequencies, want 1 to %d", features, rff.MaxFeatures)
+	}
+	p := 2 * uint64(features)
+	if want := uint64(headerSize) + 16*entries(p) + checksumSize; uint64(len(data)) != want {
+		return bad("%d bytes, want %d for %d features (truncated or trailing data)", len(data), want, p)
+	}
+	body := data[:len(data)-checksumSize]
+	if crc32.Checksum(body, castagnoli) != le.Uint32(data[len(body):]) {
+		return bad("checksum mismatch (corrupted)")
+	}
+	if desc, err = parseHeader(data); err != nil {
+		return Description{}, 0, false, err
+	}
+	if budget = le.Uint64(data[descSize:]); budget > MaxExactBudget {
+		return bad("budget %d beyond %d", budget, uint64(MaxExactBudget))
+	}
+	return desc, budget, false, nil
 }
