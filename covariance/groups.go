@@ -1,6 +1,11 @@
 package covariance
 
-import "fmt"
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+)
 
 // SumGroups returns a new accumulator holding the sum of accs: accumulators
 // of the same part and map that differ only by their Index, groups of rows
@@ -32,6 +37,60 @@ func SumGroups(accs ...*Accumulator) (*Accumulator, error) {
 	return out, nil
 }
 
+// SumGroupsTo writes to dst (allocated if nil, resized if empty) the sum
+// Σφφᵀ of accs (upper triangle), accumulators that differ only by their
+// Index as for SumGroups, adding them in order to zero as SumGroups does:
+// the matrix equals SumGroups(accs...).Sum() bit for bit, and nothing is
+// allocated but dst. It returns dst and the total weight.
+func SumGroupsTo(dst *mat.SymDense, accs ...*Accumulator) (*mat.SymDense, float64, error) {
+	var first *Accumulator
+	for _, a := range accs {
+		if a == nil || a.sum == nil {
+			continue
+		}
+		if first == nil {
+			first = a
+			var err error
+			if dst, err = symDst(dst, a.Dim()); err != nil {
+				return nil, 0, err
+			}
+			raw := dst.RawSymmetric()
+			for i := 0; i < raw.N; i++ {
+				clear(raw.Data[i*raw.Stride+i : i*raw.Stride+raw.N])
+			}
+		} else {
+			d := a.desc
+			d.Index = first.desc.Index
+			if diff := first.desc.diff(d); diff != "" {
+				return nil, 0, fmt.Errorf("%w: %s", ErrIncompatible, diff)
+			}
+		}
+	}
+	if first == nil {
+		return nil, 0, fmt.Errorf("%w: no accumulator to sum", ErrInvalid)
+	}
+	out := dst.RawSymmetric()
+	var weight float64
+	for _, a := range accs {
+		if a == nil || a.sum == nil {
+			continue
+		}
+		addUpper(out, a.sum.RawSymmetric())
+		weight += a.weight
+	}
+	return dst, weight, nil
+}
+
+// addUpper adds the upper triangle of src to that of dst.
+func addUpper(dst, src blas64.Symmetric) {
+	for i := 0; i < dst.N; i++ {
+		row := dst.Data[i*dst.Stride+i : i*dst.Stride+dst.N]
+		for j, v := range src.Data[i*src.Stride+i : i*src.Stride+src.N] {
+			row[j] += v
+		}
+	}
+}
+
 // addGroup adds a's sum and weight to out, whose description must equal a's
 // but for the Index.
 func (out *Accumulator) addGroup(a *Accumulator) error {
@@ -40,13 +99,7 @@ func (out *Accumulator) addGroup(a *Accumulator) error {
 	if diff := out.desc.diff(d); diff != "" {
 		return fmt.Errorf("%w: %s", ErrIncompatible, diff)
 	}
-	dst, src := out.sum.RawSymmetric(), a.sum.RawSymmetric()
-	for i := 0; i < dst.N; i++ {
-		row := dst.Data[i*dst.Stride+i : i*dst.Stride+dst.N]
-		for j, v := range src.Data[i*src.Stride+i : i*src.Stride+src.N] {
-			row[j] += v
-		}
-	}
+	addUpper(out.sum.RawSymmetric(), a.sum.RawSymmetric())
 	out.weight += a.weight
 	return nil
 }
