@@ -24,17 +24,21 @@ func checkMemory(what string, need uint64, fix string) error {
 const baseMemory = 64 << 20
 
 // rffMemory estimates the bytes of the RFF estimator: its accumulators
-// (per group X, Y, joint, the copies and self joints of the normalized score;
-// P permuted), each a (2D)² float64 matrix, what a Result adds (the summed
-// accumulators of every group and of all but one, the products of marginals
-// and the eigensolvers' scratch copies), and the base.
+// (per group X, Y, joint, and the copies and self joints of the normalized
+// score; P permuted), each a (2D)² float64 matrix; what a Result adds (one
+// such matrix per goroutine computing entropies and one for the test's
+// null covariance: the sums and products are written straight into them,
+// stream.TestResultAllocations); the workers' feature buffers (four blocks
+// of 256 rows × 2D float64 each); and the base.
 func rffMemory(features, permutations, groups int) uint64 {
 	if groups <= 0 {
 		groups = stream.DefaultGroups
 	}
 	p := uint64(2 * features)
-	matrices := uint64(7*groups+permutations) + 2*7 + 6 + uint64(runtime.GOMAXPROCS(0))
-	return matrices*p*p*8 + baseMemory
+	procs := uint64(runtime.GOMAXPROCS(0))
+	matrices := uint64(7*groups+permutations) + procs + 1
+	buffers := procs * 4 * 256 * p * 8
+	return matrices*p*p*8 + buffers + baseMemory
 }
 
 // exactMemory estimates the bytes of an exact estimate on n rows: two Gram
