@@ -20,36 +20,16 @@ func ProductOfMarginals(dst *mat.SymDense, x, y *Accumulator) (*mat.SymDense, er
 // ProductOfMarginalsGroups is ProductOfMarginals of the sums of groups of
 // part accumulators (xs of PartX, ys of PartY, as SumGroups would sum them:
 // same part and map, any Index; nil entries skipped), without forming those
-// sums: it allocates no O(D²) memory but dst. Its result equals ProductOfMarginals
-// of SumGroups(xs...) and SumGroups(ys...) bit for bit (up to the sign of
-// zero entries).
+// sums: it allocates no O(D²) memory but dst. Its result equals
+// ProductOfMarginals of SumGroups(xs...) and SumGroups(ys...) bit for bit
+// (TestGroupsWithoutSums).
 func ProductOfMarginalsGroups(dst *mat.SymDense, xs, ys []*Accumulator) (*mat.SymDense, error) {
-	a, err := marginalOf(xs, "product of marginals")
-	if err != nil {
-		return nil, err
-	}
-	b, err := marginalOf(ys, "product of marginals")
-	if err != nil {
-		return nil, err
-	}
-	if a.desc.Part != PartX || b.desc.Part != PartY {
-		return nil, fmt.Errorf("%w: product of marginals of parts %v and %v, want x and y", ErrIncompatible, a.desc.Part, b.desc.Part)
-	}
-	if a.desc.Map != b.desc.Map {
-		return nil, fmt.Errorf("%w: parts of different maps", ErrIncompatible)
-	}
-	if err := a.checkRows(); err != nil {
-		return nil, err
-	}
-	if err := b.checkRows(); err != nil {
-		return nil, err
-	}
-	dst, err = symDst(dst, a.dim())
-	if err != nil {
-		return nil, err
-	}
-	product(dst.RawSymmetric(), &a, &b, 1)
-	return dst, nil
+	return productOfGroups(dst, xs, ys, "product of marginals", func(pa, pb Part) error {
+		if pa != PartX || pb != PartY {
+			return fmt.Errorf("%w: product of marginals of parts %v and %v, want x and y", ErrIncompatible, pa, pb)
+		}
+		return nil
+	})
 }
 
 // SelfProductOfMarginals writes to dst (allocated if nil, resized if empty)
@@ -67,17 +47,27 @@ func SelfProductOfMarginals(dst *mat.SymDense, part, copy *Accumulator) (*mat.Sy
 // groups of accumulators, without forming the sums, as
 // ProductOfMarginalsGroups is for ProductOfMarginals.
 func SelfProductOfMarginalsGroups(dst *mat.SymDense, parts, copies []*Accumulator) (*mat.SymDense, error) {
-	a, err := marginalOf(parts, "self product of marginals")
+	return productOfGroups(dst, parts, copies, "self product of marginals", func(pa, pb Part) error {
+		if ok := (pa == PartX && pb == PartCopyX) || (pa == PartY && pb == PartCopyY); !ok {
+			return fmt.Errorf("%w: self product of marginals of parts %v and %v, want x and copy-x or y and copy-y", ErrIncompatible, pa, pb)
+		}
+		return nil
+	})
+}
+
+// productOfGroups writes to dst the product of the marginals of the sums of
+// as and bs, once parts has accepted their parts.
+func productOfGroups(dst *mat.SymDense, as, bs []*Accumulator, what string, parts func(pa, pb Part) error) (*mat.SymDense, error) {
+	a, err := marginalOf(as, what)
 	if err != nil {
 		return nil, err
 	}
-	b, err := marginalOf(copies, "self product of marginals")
+	b, err := marginalOf(bs, what)
 	if err != nil {
 		return nil, err
 	}
-	pa, pb := a.desc.Part, b.desc.Part
-	if ok := (pa == PartX && pb == PartCopyX) || (pa == PartY && pb == PartCopyY); !ok {
-		return nil, fmt.Errorf("%w: self product of marginals of parts %v and %v, want x and copy-x or y and copy-y", ErrIncompatible, pa, pb)
+	if err := parts(a.desc.Part, b.desc.Part); err != nil {
+		return nil, err
 	}
 	if a.desc.Map != b.desc.Map {
 		return nil, fmt.Errorf("%w: parts of different maps", ErrIncompatible)
@@ -88,8 +78,7 @@ func SelfProductOfMarginalsGroups(dst *mat.SymDense, parts, copies []*Accumulato
 	if err := b.checkRows(); err != nil {
 		return nil, err
 	}
-	dst, err = symDst(dst, a.dim())
-	if err != nil {
+	if dst, err = symDst(dst, a.dim()); err != nil {
 		return nil, err
 	}
 	product(dst.RawSymmetric(), &a, &b, 1)
