@@ -3,7 +3,6 @@ package covariance
 import (
 	"fmt"
 
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -69,26 +68,15 @@ func SumGroupsTo(dst *mat.SymDense, accs ...*Accumulator) (*mat.SymDense, float6
 	if first == nil {
 		return nil, 0, fmt.Errorf("%w: no accumulator to sum", ErrInvalid)
 	}
-	out := dst.RawSymmetric()
 	var weight float64
 	for _, a := range accs {
 		if a == nil || a.sum == nil {
 			continue
 		}
-		addUpper(out, a.sum.RawSymmetric())
+		addUpper(dst, a.sum)
 		weight += a.weight
 	}
 	return dst, weight, nil
-}
-
-// addUpper adds the upper triangle of src to that of dst.
-func addUpper(dst, src blas64.Symmetric) {
-	for i := 0; i < dst.N; i++ {
-		row := dst.Data[i*dst.Stride+i : i*dst.Stride+dst.N]
-		for j, v := range src.Data[i*src.Stride+i : i*src.Stride+src.N] {
-			row[j] += v
-		}
-	}
 }
 
 // addGroup adds a's sum and weight to out, whose description must equal a's
@@ -99,7 +87,7 @@ func (out *Accumulator) addGroup(a *Accumulator) error {
 	if diff := out.desc.diff(d); diff != "" {
 		return fmt.Errorf("%w: %s", ErrIncompatible, diff)
 	}
-	addUpper(out.sum.RawSymmetric(), a.sum.RawSymmetric())
+	addUpper(out.sum, a.sum)
 	out.weight += a.weight
 	return nil
 }
