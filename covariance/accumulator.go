@@ -240,15 +240,21 @@ func (a *Accumulator) Merge(other *Accumulator) error {
 	if d := a.desc.diff(other.desc); d != "" {
 		return fmt.Errorf("%w: %s", ErrIncompatible, d)
 	}
-	dst, src := a.sum.RawSymmetric(), other.sum.RawSymmetric()
-	for i := 0; i < dst.N; i++ {
-		d := dst.Data[i*dst.Stride+i : i*dst.Stride+dst.N]
-		for j, v := range src.Data[i*src.Stride+i : i*src.Stride+src.N] {
-			d[j] += v
-		}
-	}
+	addUpper(a.sum, other.sum)
 	a.weight += other.weight
 	return nil
+}
+
+// addUpper adds the upper triangle of src to dst's (the triangle a SymDense
+// stores and the rank-k updates write).
+func addUpper(dst, src *mat.SymDense) {
+	d, s := dst.RawSymmetric(), src.RawSymmetric()
+	for i := 0; i < d.N; i++ {
+		row := d.Data[i*d.Stride+i : i*d.Stride+d.N]
+		for j, v := range s.Data[i*s.Stride+i : i*s.Stride+s.N] {
+			row[j] += v
+		}
+	}
 }
 
 // Scale multiplies the sum and the weight by f, a finite number ≥ 0: with

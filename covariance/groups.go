@@ -40,13 +40,7 @@ func (out *Accumulator) addGroup(a *Accumulator) error {
 	if diff := out.desc.diff(d); diff != "" {
 		return fmt.Errorf("%w: %s", ErrIncompatible, diff)
 	}
-	dst, src := out.sum.RawSymmetric(), a.sum.RawSymmetric()
-	for i := 0; i < dst.N; i++ {
-		row := dst.Data[i*dst.Stride+i : i*dst.Stride+dst.N]
-		for j, v := range src.Data[i*src.Stride+i : i*src.Stride+src.N] {
-			row[j] += v
-		}
-	}
+	addUpper(out.sum, a.sum)
 	out.weight += a.weight
 	return nil
 }

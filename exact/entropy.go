@@ -228,6 +228,20 @@ func (w *entropyWorker) entropyInPlace(alpha float64) (float64, error) {
 	return SpectrumEntropy(values, alpha)
 }
 
+// spectrumInPlace returns a new slice with the eigenvalues of w.scratch, in
+// ascending order, and destroys it.
+func (w *entropyWorker) spectrumInPlace() ([]float64, error) {
+	raw := w.scratch.RawSymmetric()
+	if err := checkFiniteUpper(raw); err != nil {
+		return nil, err
+	}
+	values, err := w.solver.EigenvaluesInPlace(w.values, raw)
+	if err != nil {
+		return nil, err
+	}
+	return append([]float64(nil), values...), nil
+}
+
 // checkFiniteUpper refuses a matrix with NaN or Inf in its upper triangle
 // before it reaches the eigensolver, whose iterations would not converge.
 func checkFiniteUpper(a blas64.Symmetric) error {

@@ -1,6 +1,8 @@
 package exact
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
@@ -42,11 +44,39 @@ type Config struct {
 	Permutations int
 	// Seed drives the permutations.
 	Seed uint64
-	// TestPermutations is the number B of null replicates of the
-	// independence test (see Result.PValue): 0, or anything up to
-	// Permutations, uses the P permutations of DiME; more adds B − P
-	// eigenproblems. The smallest p-value B allows is 1/(B + 1).
+	// TestPermutations chooses the independence test of Result.PValue.
+	// 0 (the default) is the HSIC test of the same Gram matrices
+	// (HSICTest, with Seed): O(n²) per random pairing of the rows, exact
+	// down to 0.001 and an asymptotic tail below. B ≥ 1 is the permutation
+	// test of the joint entropy with max(B, Permutations) null replicates,
+	// the first P of which are DiME's permutations: max(B − P, 0) more
+	// eigenproblems, and p-values never below 1/(B + 1).
 	TestPermutations int
+	// SkipNormalized skips the normalized score (Result.Normalized is then
+	// NaN), which saves its 2(P + 1) eigenproblems: more than half of the
+	// default estimate's.
+	SkipNormalized bool
+}
+
+// TestKind names the independence test behind a p-value.
+type TestKind uint8
+
+const (
+	// TestHSIC is the HSIC test of HSICTest.
+	TestHSIC TestKind = iota
+	// TestPermutation is the permutation test of the joint entropy.
+	TestPermutation
+)
+
+// String returns "hsic" or "permutation".
+func (k TestKind) String() string {
+	switch k {
+	case TestHSIC:
+		return "hsic"
+	case TestPermutation:
+		return "permutation"
+	}
+	return fmt.Sprintf("TestKind(%d)", uint8(k))
 }
 
 // DefaultConfig returns the paper's settings: Gaussian kernel, α = 1.01,
@@ -104,12 +134,33 @@ type Result struct {
 	// K_X ∘ Π K_Y Πᵀ for each permutation.
 	MeanPermutedJoint float64
 	PermutedJoint     []float64
-	// PValue is the p-value of the permutation test of independence with
-	// TestPermutations null replicates: under independence the observed
-	// pairing is exchangeable with random ones, and dependence lowers the
-	// joint entropy, so p = (1 + #{b: S(K_X ∘ Π_b K_Y Π_bᵀ) ≤ S(K_X ∘ K_Y)}) / (1 + B).
+	// Normalized is DiME / √(DiMESelfX · DiMESelfY), the normalized score
+	// (dime_normalized): 0 in expectation under independence, exactly 1 when
+	// Y is X with the same bandwidth. DiMESelfX is the DiME of X with an
+	// identical copy of itself, mean_k S(K_X ∘ Π_k K_X Π_kᵀ) − S(K_X ∘ K_X)
+	// over the estimate's P permutations, and DiMESelfY likewise. All three
+	// are NaN with Config.SkipNormalized; Normalized is NaN when a self
+	// term is not positive (a constant view).
+	Normalized           float64
+	DiMESelfX, DiMESelfY float64
+	// PValue is the p-value of the test of independence named by Test.
+	//
+	// TestHSIC (the default): the HSIC test of the same Gram matrices,
+	// HSIC holds its statistic, pairings and null moments (see HSICTest):
+	// a sequential permutation test, exact at every level from 0.001 up,
+	// and below 0.001 the spectral tail of its asymptotic null (down to
+	// 1e-300). Its calibration on held-out data is in CALIBRATION.md.
+	//
+	// TestPermutation: under independence the observed pairing is
+	// exchangeable with random ones, and dependence lowers the joint
+	// entropy, so with B = TestPermutations null replicates
+	// p = (1 + #{b: S(K_X ∘ Π_b K_Y Π_bᵀ) ≤ S(K_X ∘ K_Y)}) / (1 + B).
 	// It is exact (not asymptotic) and never below 1/(B + 1).
-	PValue           float64
+	PValue float64
+	Test   TestKind
+	HSIC   HSICResult
+	// TestPermutations is B, the null replicates of the permutation test
+	// (0 for the HSIC test).
 	TestPermutations int
 }
 
@@ -145,14 +196,40 @@ func Estimate(x, y mat.Matrix, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	// The first P permutations serve DiME and the test; the test may take
-	// more from the same seeded sequence.
-	B := max(cfg.TestPermutations, cfg.Permutations)
-	s, err := entropies(kx, ky, cfg.Alpha, Permutations(n, B, cfg.Seed), true)
+	// The first P permutations serve DiME and the permutation test, which
+	// may take more from the same seeded sequence.
+	useHSIC := cfg.TestPermutations == 0
+	B := 0
+	if !useHSIC {
+		B = max(cfg.TestPermutations, cfg.Permutations)
+	}
+	opts := entropyOptions{marginals: true}
+	if !cfg.SkipNormalized {
+		opts.self = cfg.Permutations
+	}
+	s, err := entropies(kx, ky, cfg.Alpha, Permutations(n, max(B, cfg.Permutations), cfg.Seed), opts)
 	if err != nil {
 		return Result{}, err
 	}
+	norm, selfX, selfY := math.NaN(), math.NaN(), math.NaN()
+	if !cfg.SkipNormalized {
+		selfX, selfY = s.selfX.DiME, s.selfY.DiME
+	}
 	parts := newDiMEParts(s.joint, s.permuted[:cfg.Permutations])
+	if !cfg.SkipNormalized {
+		norm = NormalizedScore(parts.DiME, selfX, selfY)
+	}
+	var hsic HSICResult
+	test, p := TestPermutation, PermutationPValue(s.joint, s.permuted)
+	if useHSIC {
+		// The entropies are done with the Grams' upper triangles: K_Y's
+		// lower triangle takes its full storage for the pairings.
+		raw := ky.RawSymmetric()
+		if hsic, err = hsicTest(kx.RawSymmetric(), raw, mirrorInPlace(raw), HSICOptions{Seed: cfg.Seed}); err != nil {
+			return Result{}, err
+		}
+		test, p = TestHSIC, hsic.PValue
+	}
 	return Result{
 		Rows: n, Kernel: cfg.Kernel, Alpha: cfg.Alpha,
 		SigmaX: sigmaX, SigmaY: sigmaY,
@@ -161,8 +238,23 @@ func Estimate(x, y mat.Matrix, cfg Config) (Result, error) {
 		MutualInformation: s.x + s.y - s.joint,
 		DiME:              parts.DiME, DiMEStdErr: parts.StdErr,
 		MeanPermutedJoint: parts.MeanPermutedJoint, PermutedJoint: parts.PermutedJoint,
-		PValue: PermutationPValue(s.joint, s.permuted), TestPermutations: B,
+		Normalized: norm, DiMESelfX: selfX, DiMESelfY: selfY,
+		PValue: p, Test: test, HSIC: hsic, TestPermutations: B,
 	}, nil
+}
+
+// NormalizedScore returns dime / √(selfX · selfY), the normalized score of
+// a DiME given the DiME of each view with an identical copy of itself (see
+// Result.Normalized), or NaN unless both self terms are positive. Equal self
+// terms divide by their common value, so that Y = X gives exactly 1.
+func NormalizedScore(dime, selfX, selfY float64) float64 {
+	if !(selfX > 0) || !(selfY > 0) {
+		return math.NaN()
+	}
+	if selfX == selfY {
+		return dime / selfX
+	}
+	return dime / math.Sqrt(selfX*selfY)
 }
 
 // PermutationPValue returns (1 + #{b: null[b] ≤ joint}) / (1 + B), the p-value

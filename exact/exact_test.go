@@ -215,9 +215,11 @@ func TestIndependentNearZero(t *testing.T) {
 	// defaults); the bound leaves a factor 2. The dependent toy with rho = 0.7
 	// gives about 0.34 (ESTIMATORS.md section 4).
 	const bound = 0.05
+	cfg := DefaultConfig()
+	cfg.SkipNormalized = true // DiME only
 	for seed := uint64(1); seed <= 4; seed++ {
 		x, y := toy(t, synth.Independent, 4, 0, 512, seed)
-		r, err := Estimate(x, y, DefaultConfig())
+		r, err := Estimate(x, y, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,7 +229,7 @@ func TestIndependentNearZero(t *testing.T) {
 	}
 	mi := -2 * math.Log(1-0.49) // rho = 0.7 in d = 4
 	x, y := toy(t, synth.Gaussian, 4, mi, 512, 1)
-	r, err := Estimate(x, y, DefaultConfig())
+	r, err := Estimate(x, y, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,9 +367,11 @@ func TestToyDiMERisesWithMI(t *testing.T) {
 		t.Skip("toy at n = 512 takes a few seconds")
 	}
 	prev := math.Inf(-1)
+	cfg := DefaultConfig()
+	cfg.SkipNormalized = true // DiME only (TestNormalizedScale has the score)
 	for _, m := range []float64{0, 2, 4, 6, 8, 10} {
 		x, y := toy(t, synth.Gaussian, 20, m, 512, 1)
-		r, err := Estimate(x, y, DefaultConfig())
+		r, err := Estimate(x, y, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -57,7 +57,7 @@ func ConditionalEntropy(kx, ky *mat.SymDense, alpha float64) (float64, error) {
 // I_α(X; Y) = S_α(K_X) + S_α(K_Y) − S_α(K_X ∘ K_Y), which lies in
 // [0, min(S_α(K_X), S_α(K_Y))] (subadditivity).
 func MutualInformation(kx, ky *mat.SymDense, alpha float64) (float64, error) {
-	s, err := entropies(kx, ky, alpha, nil, true)
+	s, err := entropies(kx, ky, alpha, nil, entropyOptions{marginals: true})
 	if err != nil {
 		return 0, err
 	}
@@ -84,7 +84,7 @@ type DiMEParts struct {
 // that is (Π K_Y Πᵀ)[i][l] = K_Y[perms[k][i]][perms[k][l]]. The P + 1
 // eigenproblems run concurrently on up to GOMAXPROCS goroutines.
 func DiME(kx, ky *mat.SymDense, alpha float64, perms [][]int) (DiMEParts, error) {
-	s, err := entropies(kx, ky, alpha, perms, false)
+	s, err := entropies(kx, ky, alpha, perms, entropyOptions{})
 	if err != nil {
 		return DiMEParts{}, err
 	}
@@ -123,12 +123,24 @@ func meanStdErr(v []float64) (mean, stdErr float64) {
 type entropySet struct {
 	x, y, joint float64
 	permuted    []float64
+	// selfX and selfY are the DiME of each view with a copy of itself.
+	selfX, selfY DiMEParts
+}
+
+// entropyOptions says what entropies computes beyond the joint and permuted
+// joint entropies.
+type entropyOptions struct {
+	marginals bool // S(K_X) and S(K_Y)
+	// self is the number of permutations (the first ones) of the self terms
+	// DiME(X;X′) and DiME(Y;Y′) of the normalized score: 2(self + 1)
+	// eigenproblems; 0 for none.
+	self int
 }
 
 // entropies computes, concurrently, S(K_X ∘ K_Y), S(K_X ∘ Π K_Y Πᵀ) for each
-// permutation, and with marginals also S(K_X) and S(K_Y). Each worker owns one
-// n×n scratch matrix that it fills and then destroys in the eigensolver.
-func entropies(kx, ky *mat.SymDense, alpha float64, perms [][]int, marginals bool) (entropySet, error) {
+// permutation, and what opts asks. Each worker owns one n×n scratch matrix
+// that it fills and then destroys in the eigensolver.
+func entropies(kx, ky *mat.SymDense, alpha float64, perms [][]int, opts entropyOptions) (entropySet, error) {
 	if err := CheckAlpha(alpha); err != nil {
 		return entropySet{}, err
 	}
@@ -142,23 +154,38 @@ func entropies(kx, ky *mat.SymDense, alpha float64, perms [][]int, marginals boo
 		}
 	}
 	x, y := kx.RawSymmetric(), ky.RawSymmetric()
-	var jobs []func(dst blas64.Symmetric)
-	if marginals {
-		jobs = append(jobs,
-			func(dst blas64.Symmetric) { copyUpper(dst, x) },
-			func(dst blas64.Symmetric) { copyUpper(dst, y) })
+	var jobs []gramJob
+	add := func(f func(dst blas64.Symmetric)) { jobs = append(jobs, gramJob{fill: f}) }
+	if opts.marginals {
+		add(func(dst blas64.Symmetric) { copyUpper(dst, x) })
+		add(func(dst blas64.Symmetric) { copyUpper(dst, y) })
 	}
-	jobs = append(jobs, func(dst blas64.Symmetric) { hadamardPermuted(dst, x, y, nil) })
+	// The self terms use the same code as the joint ones, so that with
+	// K_Y = K_X they compute the same matrices, bit for bit.
+	if opts.self > 0 {
+		for _, v := range []blas64.Symmetric{x, y} {
+			add(func(dst blas64.Symmetric) { hadamardPermuted(dst, v, v, nil) })
+			for _, p := range perms[:opts.self] {
+				add(func(dst blas64.Symmetric) { hadamardPermuted(dst, v, v, p) })
+			}
+		}
+	}
+	add(func(dst blas64.Symmetric) { hadamardPermuted(dst, x, y, nil) })
 	for _, p := range perms {
-		jobs = append(jobs, func(dst blas64.Symmetric) { hadamardPermuted(dst, x, y, p) })
+		add(func(dst blas64.Symmetric) { hadamardPermuted(dst, x, y, p) })
 	}
-	values, err := runEntropyJobs(n, alpha, jobs)
+	values, _, err := runGramJobs(n, alpha, jobs)
 	if err != nil {
 		return entropySet{}, err
 	}
 	var s entropySet
-	if marginals {
+	if opts.marginals {
 		s.x, s.y, values = values[0], values[1], values[2:]
+	}
+	if k := opts.self; k > 0 {
+		s.selfX = newDiMEParts(values[0], values[1:1+k])
+		s.selfY = newDiMEParts(values[1+k], values[2+k:2+2*k])
+		values = values[2+2*k:]
 	}
 	s.joint, s.permuted = values[0], values[1:]
 	return s, nil
@@ -167,7 +194,39 @@ func entropies(kx, ky *mat.SymDense, alpha float64, perms [][]int, marginals boo
 // runEntropyJobs fills an n×n scratch matrix with each job in turn and returns
 // the entropy of each, in job order, using up to GOMAXPROCS workers.
 func runEntropyJobs(n int, alpha float64, jobs []func(dst blas64.Symmetric)) ([]float64, error) {
+	gj := make([]gramJob, len(jobs))
+	for i, f := range jobs {
+		gj[i] = gramJob{fill: f}
+	}
+	out, _, err := runGramJobs(n, alpha, gj)
+	return out, err
+}
+
+// runSpectrumJobs fills an n×n scratch matrix with each job in turn and
+// returns the eigenvalues of each, in job order, using up to GOMAXPROCS
+// workers.
+func runSpectrumJobs(n int, jobs []func(dst blas64.Symmetric)) ([][]float64, error) {
+	gj := make([]gramJob, len(jobs))
+	for i, f := range jobs {
+		gj[i] = gramJob{fill: f, spectrum: true}
+	}
+	_, spectra, err := runGramJobs(n, 1, gj)
+	return spectra, err
+}
+
+// gramJob is one eigenproblem: fill writes the upper triangle of an n×n
+// matrix, whose entropy is wanted, or with spectrum its eigenvalues.
+type gramJob struct {
+	fill     func(dst blas64.Symmetric)
+	spectrum bool
+}
+
+// runGramJobs runs the jobs on up to GOMAXPROCS workers, each with one n×n
+// scratch matrix, and returns for each job in order its entropy of order
+// alpha (entropy jobs) or its eigenvalues in ascending order (spectrum jobs).
+func runGramJobs(n int, alpha float64, jobs []gramJob) ([]float64, [][]float64, error) {
 	out := make([]float64, len(jobs))
+	spectra := make([][]float64, len(jobs))
 	errs := make([]error, len(jobs))
 	next := make(chan int, len(jobs))
 	for i := range jobs {
@@ -183,18 +242,22 @@ func runEntropyJobs(n int, alpha float64, jobs []func(dst blas64.Symmetric)) ([]
 			var w entropyWorker
 			w.ensure(n)
 			for i := range next {
-				jobs[i](w.scratch.RawSymmetric())
-				out[i], errs[i] = w.entropyInPlace(alpha)
+				jobs[i].fill(w.scratch.RawSymmetric())
+				if jobs[i].spectrum {
+					spectra[i], errs[i] = w.spectrumInPlace()
+				} else {
+					out[i], errs[i] = w.entropyInPlace(alpha)
+				}
 			}
 		}()
 	}
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return out, nil
+	return out, spectra, nil
 }
 
 // copyUpper copies the upper triangle of src to dst (both n×n, upper).

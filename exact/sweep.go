@@ -31,6 +31,9 @@ type SweepPoint struct {
 // rule is AutoRule gets σ = scale·√(d/2), the other keeps its own rule's σ.
 // If neither view is auto, both are swept. This is the paper's Appendix A:
 // MI_α grows toward log n as σ shrinks while DiME has an interior maximum.
+// Each point costs P + 3 eigenproblems: Sweep skips the normalized score and
+// takes the p-value from the P permutations of DiME (the permutation test
+// with B = P) unless cfg asks for more permutations.
 func Sweep(x, y mat.Matrix, cfg Config, scales []float64) ([]SweepPoint, error) {
 	if len(scales) == 0 {
 		return nil, invalidf("empty sweep grid")
@@ -49,6 +52,8 @@ func Sweep(x, y mat.Matrix, cfg Config, scales []float64) ([]SweepPoint, error) 
 	_, dx := x.Dims()
 	_, dy := y.Dims()
 	points := make([]SweepPoint, len(scales))
+	cfg.SkipNormalized = true
+	cfg.TestPermutations = max(cfg.TestPermutations, cfg.Permutations)
 	for i, s := range scales {
 		c := cfg
 		c.SigmaX, c.SigmaY = Sigma(sx), Sigma(sy)

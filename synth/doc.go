@@ -15,6 +15,20 @@
 //	             points near a circle, dependent, Pearson correlation 0.
 //	Independent  X and Y independent N(0, I_d): any dependence measured is
 //	             estimation error.
+//	Square       Xₖ ~ N(0, 1), Yₖ = Xₖ² + Noise·Eₖ: dependent, Pearson
+//	             correlation 0 (E X³ = 0).
+//
+// Three more independent kinds test that a p-value is calibrated beyond the
+// Gaussian case (Kind.Null reports the independent kinds):
+//
+//	StudentT     every column of X and Y Student's t with 3 degrees of freedom
+//	             (heavy tails: no fourth moment).
+//	Discrete     X Student-t(3), Y integers uniform on 0..4 (many ties): the
+//	             null on which issue 12 found the permutation p-value of the
+//	             streaming estimator conservative.
+//	MixedWidths  Gaussian columns with standard deviations 0.01, 0.1, 1, 10,
+//	             100 (column k has 10^((k mod 5) − 2)), in both views: a fixed
+//	             bandwidth then sees mostly the widest columns.
 //
 // A Stream fills row-major blocks, so data of any length can be written in
 // constant memory; Generate returns whole matrices. Both are reproducible from

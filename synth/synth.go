@@ -18,9 +18,38 @@ const (
 	Sine
 	Circle
 	Independent
+	// StudentT is independent heavy-tailed views: every column of X and Y
+	// is Student's t with 3 degrees of freedom (infinite fourth moment).
+	StudentT
+	// Discrete is independent views of different types: X Student-t(3),
+	// Y integers drawn uniformly from 0..4 (ties in every column).
+	Discrete
+	// MixedWidths is independent Gaussian views whose columns have very
+	// different scales: column k has standard deviation 10^((k mod 5) − 2),
+	// that is 0.01, 0.1, 1, 10, 100, 0.01, …
+	MixedWidths
+	// Square is Y = X² + noise coordinate by coordinate, X ~ N(0, I_d):
+	// dependent, with zero Pearson correlation (E X³ = 0).
+	Square
 )
 
-var kindNames = [...]string{Gaussian: "gaussian", Sine: "sine", Circle: "circle", Independent: "independent"}
+var kindNames = [...]string{
+	Gaussian: "gaussian", Sine: "sine", Circle: "circle", Independent: "independent",
+	StudentT: "student-t", Discrete: "discrete", MixedWidths: "mixed-widths", Square: "square",
+}
+
+// Kinds lists every kind, in the order of their values.
+var Kinds = []Kind{Gaussian, Sine, Circle, Independent, StudentT, Discrete, MixedWidths, Square}
+
+// Null reports whether the kind's views are independent (any dependence
+// measured on it is estimation error).
+func (k Kind) Null() bool {
+	return k == Independent || k == StudentT || k == Discrete || k == MixedWidths
+}
+
+// KindNames returns the names of every kind, in order, as ParseKind accepts
+// them.
+func KindNames() []string { return append([]string(nil), kindNames[:]...) }
 
 // String returns the kind's name as ParseKind accepts it.
 func (k Kind) String() string {
@@ -37,7 +66,7 @@ func ParseKind(name string) (Kind, error) {
 			return Kind(i), nil
 		}
 	}
-	return 0, fmt.Errorf("synth: unknown kind %q (want gaussian, sine, circle or independent)", name)
+	return 0, fmt.Errorf("synth: unknown kind %q (want one of %s)", name, strings.Join(kindNames[:], ", "))
 }
 
 // ErrInvalidSpec is matched by the errors of Spec.Validate.
@@ -50,7 +79,8 @@ type Spec struct {
 	Dim int
 	// MI is the true Shannon mutual information in nats (Gaussian only, ≥ 0).
 	MI float64
-	// Noise is the standard deviation of the additive noise (Sine, Circle).
+	// Noise is the standard deviation of the additive noise (Sine, Circle,
+	// Square).
 	Noise float64
 	// Seed drives the random draws.
 	Seed uint64
@@ -122,10 +152,44 @@ func (s *Stream) Fill(x, y []float64) int {
 				t := 2 * math.Pi * r.Float64()
 				xr[k] = math.Cos(t) + s.spec.Noise*r.NormFloat64()
 				yr[k] = math.Sin(t) + s.spec.Noise*r.NormFloat64()
+			case StudentT:
+				xr[k], yr[k] = studentT3(r), studentT3(r)
+			case Discrete:
+				xr[k], yr[k] = studentT3(r), float64(r.IntN(discreteLevels))
+			case MixedWidths:
+				w := mixedWidth(k)
+				xr[k], yr[k] = w*r.NormFloat64(), w*r.NormFloat64()
+			case Square:
+				a := r.NormFloat64()
+				xr[k] = a
+				yr[k] = a*a + s.spec.Noise*r.NormFloat64()
 			}
 		}
 	}
 	return rows
+}
+
+// discreteLevels is the number of values 0..discreteLevels−1 of the Y
+// columns of the Discrete kind.
+const discreteLevels = 5
+
+// studentT3 draws Student's t with 3 degrees of freedom as Z / √(V/3), with
+// Z standard normal and V = Z₁² + Z₂² + Z₃² chi-squared with 3 degrees of
+// freedom, independent.
+func studentT3(r *rand.Rand) float64 {
+	z := r.NormFloat64()
+	var v float64
+	for range 3 {
+		e := r.NormFloat64()
+		v += e * e
+	}
+	return z / math.Sqrt(v/3)
+}
+
+// mixedWidth returns the standard deviation 10^((k mod 5) − 2) of column k of
+// the MixedWidths kind.
+func mixedWidth(k int) float64 {
+	return [5]float64{0.01, 0.1, 1, 10, 100}[k%5]
 }
 
 // Generate returns n rows of spec as two n×d matrices.

@@ -41,6 +41,10 @@ func TestCorrelations(t *testing.T) {
 		{Independent, 0},
 		{Sine, 0},
 		{Circle, 0},
+		{StudentT, 0},
+		{Discrete, 0},
+		{MixedWidths, 0},
+		{Square, 0},
 	} {
 		x, y, err := Generate(Spec{Kind: c.kind, Dim: 4, MI: 2, Noise: 0.1, Seed: 3}, n)
 		if err != nil {
@@ -98,7 +102,7 @@ func TestStreamBlocks(t *testing.T) {
 
 func TestInvalidSpec(t *testing.T) {
 	for _, s := range []Spec{
-		{Kind: 7, Dim: 1},
+		{Kind: Kind(len(Kinds)), Dim: 1},
 		{Dim: 0},
 		{Dim: 2, MI: -1},
 		{Dim: 2, MI: math.NaN()},
@@ -115,9 +119,85 @@ func TestInvalidSpec(t *testing.T) {
 	if _, err := ParseKind("spiral"); err == nil {
 		t.Error("unknown kind accepted")
 	}
-	for _, k := range []Kind{Gaussian, Sine, Circle, Independent} {
+	for _, k := range Kinds {
 		if got, err := ParseKind(k.String()); err != nil || got != k {
 			t.Errorf("ParseKind(%q) = %v, %v", k, got, err)
+		}
+	}
+}
+
+// TestNullMarginals checks the marginal distributions of the kinds added for
+// calibration studies on 20000 rows, with tolerances of about 5 standard
+// errors of each statistic.
+func TestNullMarginals(t *testing.T) {
+	const n = 20000
+	gen := func(k Kind, d int) (x, y *mat.Dense) {
+		x, y, err := Generate(Spec{Kind: k, Dim: d, Noise: 0.5, Seed: 11}, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x, y
+	}
+	// Student-t(3): P(|T| > 3.182) = 0.05 (the two-sided 5% critical value,
+	// 3.18245), standard error √(0.05·0.95/n) = 0.0015; variance 3 is not a
+	// usable check (infinite fourth moment), a tail share is.
+	tail := func(v []float64) float64 {
+		c := 0
+		for _, a := range v {
+			if math.Abs(a) > 3.18245 {
+				c++
+			}
+		}
+		return float64(c) / float64(len(v))
+	}
+	x, y := gen(StudentT, 2)
+	for j := 0; j < 2; j++ {
+		for _, v := range [][]float64{column(x, j), column(y, j)} {
+			if got := tail(v); math.Abs(got-0.05) > 0.0075 {
+				t.Errorf("student-t column %d: P(|T| > 3.182) = %.4f, want 0.05", j, got)
+			}
+		}
+	}
+	// Discrete: X Student-t(3), Y uniform on 0..4 (each level 0.2 ± 0.0028
+	// standard error).
+	x, y = gen(Discrete, 2)
+	if got := tail(column(x, 0)); math.Abs(got-0.05) > 0.0075 {
+		t.Errorf("discrete X: P(|T| > 3.182) = %.4f, want 0.05", got)
+	}
+	var counts [5]int
+	for _, v := range y.RawMatrix().Data {
+		if v != math.Trunc(v) || v < 0 || v > 4 {
+			t.Fatalf("discrete Y value %v, want an integer in 0..4", v)
+		}
+		counts[int(v)]++
+	}
+	for l, c := range counts {
+		if share := float64(c) / (2 * n); math.Abs(share-0.2) > 0.01 {
+			t.Errorf("discrete Y level %d: share %.4f, want 0.2", l, share)
+		}
+	}
+	// Mixed widths: column k has standard deviation 10^((k mod 5) − 2); the
+	// relative standard error of a sample standard deviation is 1/√(2n) = 0.5%.
+	x, y = gen(MixedWidths, 7)
+	for j, want := range []float64{0.01, 0.1, 1, 10, 100, 0.01, 0.1} {
+		for _, m := range []*mat.Dense{x, y} {
+			if got := stat.StdDev(column(m, j), nil); math.Abs(got/want-1) > 0.025 {
+				t.Errorf("mixed widths column %d: sd %.4g, want %.4g", j, got, want)
+			}
+		}
+	}
+	// Square: Y = X² + noise exactly, up to 6 noise standard deviations.
+	x, y = gen(Square, 2)
+	for i := 0; i < n; i++ {
+		a := x.At(i, 1)
+		if d := y.At(i, 1) - a*a; math.Abs(d) > 3 {
+			t.Fatalf("square row %d: y - x² = %v", i, d)
+		}
+	}
+	for _, k := range Kinds {
+		want := k == Independent || k == StudentT || k == Discrete || k == MixedWidths
+		if k.Null() != want {
+			t.Errorf("%v.Null() = %v", k, k.Null())
 		}
 	}
 }

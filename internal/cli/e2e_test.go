@@ -241,6 +241,71 @@ func TestExactMatchesLibrary(t *testing.T) {
 	}
 }
 
+// TestExactDefaultPValue checks the p-value of dime exact at its defaults
+// (HSIC test, issue 12): the sine toy with 2000 rows (d = 2, noise 0.2,
+// sampled to 1024 rows) gives p ≤ 0.01 (measured: 3e-69), and
+// --test-permutations B selects the permutation test, whose floor is
+// 1/(B + 1).
+func TestExactDefaultPValue(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sine.parquet")
+	if code, _, errs := runBinary(t, nil, "gen", "--kind", "sine", "--dim", "2", "--rows", "2000", "--out", path); code != 0 {
+		t.Fatalf("gen: exit %d: %s", code, errs)
+	}
+	code, out, errs := runBinary(t, nil, "exact", path, "--x", "x0,x1", "--y", "y0,y1", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	m := decode(t, out)
+	if p := num(t, m, "p_value"); !(p <= 0.01) || m["p_value_test"] != "hsic" || m["test_permutations"] != nil || num(t, m, "rows") != 1024 {
+		t.Errorf("sine toy at the defaults: p = %v, test %v, B %v, rows %v", p, m["p_value_test"], m["test_permutations"], m["rows"])
+	}
+	code, out, errs = runBinary(t, nil, "exact", path, "--x", "x0,x1", "--y", "y0,y1", "--sample", "300", "--test-permutations", "19")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "0.0500 (independence; permutation test, 19 null replicates: at least 0.05)") {
+		t.Errorf("permutation test table:\n%s", out)
+	}
+	code, out, _ = runBinary(t, nil, "exact", path, "--x", "x0,x1", "--y", "y0,y1", "--sample", "300")
+	if code != 0 || !strings.Contains(out, "(independence; HSIC test of the same Gram matrices)") {
+		t.Errorf("HSIC test table: exit %d\n%s", code, out)
+	}
+}
+
+// TestExactNormalized checks dime_normalized in dime exact's reports:
+// exactly 1 when Y is X, in (0, 1) on the sine toy, absent with
+// --normalized=false, and on the table.
+func TestExactNormalized(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sine.csv")
+	writeData(t, path, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 5}, 400)
+	run := func(args ...string) (map[string]any, string) {
+		t.Helper()
+		code, out, errs := runBinary(t, nil, append([]string{"exact", path, "--sample", "200"}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		if strings.Contains(strings.Join(args, " "), "--json") {
+			return decode(t, out), out
+		}
+		return nil, out
+	}
+	m, _ := run("--x", "x0,x1", "--y", "x0,x1", "--json")
+	if m["dime_normalized"] != 1.0 {
+		t.Errorf("Y = X: dime_normalized %v, want exactly 1", m["dime_normalized"])
+	}
+	m, _ = run("--x", "x0,x1", "--y", "y0,y1", "--json")
+	if v := num(t, m, "dime_normalized"); !(v > 0.1 && v < 1) {
+		t.Errorf("sine: dime_normalized %v", v)
+	}
+	if m, _ = run("--x", "x0,x1", "--y", "y0,y1", "--json", "--normalized=false"); m["dime_normalized"] != nil {
+		t.Errorf("--normalized=false: dime_normalized %v", m["dime_normalized"])
+	}
+	if _, out := run("--x", "x0,x1", "--y", "y0,y1"); !strings.Contains(out, "DiME normalized") {
+		t.Errorf("no normalized line in the table:\n%s", out)
+	}
+}
+
 // TestScoreSeparatesDependence checks that score finds DiME near 0 on
 // independent data and clearly larger on sine data.
 func TestScoreSeparatesDependence(t *testing.T) {

@@ -10,7 +10,8 @@ func runExact(e *env, args []string) error {
 	fs := newFlagSet(e, "exact", "INPUT... --x COLS --y COLS [flags]")
 	var sf sampleFlags
 	sf.register(fs, "rows of the exact estimate: a seeded uniform sample when the input has more")
-	testPerms := fs.Int("test-permutations", 0, "null replicates B of the independence test (p >= 1/(B+1)); 0 uses the P permutations of DiME, more costs B-P eigenproblems")
+	testPerms := fs.Int("test-permutations", 0, "independence test: 0 is the HSIC test of the same Gram matrices (random pairings, exact down to p = 0.001, an asymptotic tail below); B > 0 is the permutation test of the joint entropy with max(B, P) null replicates (p >= 1/(B+1), B-P more eigenproblems)")
+	normalized := fs.Bool("normalized", true, "report dime_normalized, DiME over the views' DiME with copies of themselves (2(P+1) more eigenproblems: more than half the time)")
 	inputs, xcols, ycols, cfg, err := sf.parse(fs, "exact", args)
 	if err != nil {
 		return err
@@ -19,6 +20,7 @@ func runExact(e *env, args []string) error {
 		return usagef("--test-permutations %d: want 0 to 100000", *testPerms)
 	}
 	cfg.TestPermutations = *testPerms
+	cfg.SkipNormalized = !*normalized
 	start := time.Now()
 	s, err := sf.read(e, inputs, xcols, ycols)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/synth"
@@ -16,10 +17,10 @@ import (
 
 func runGen(e *env, args []string) error {
 	fs := newFlagSet(e, "gen", "--kind KIND --out FILE|DIR [--files N] [flags]")
-	kindName := fs.String("kind", "gaussian", "gaussian (the paper's toy), sine, circle or independent")
+	kindName := fs.String("kind", "gaussian", "gaussian (the paper's toy), sine, circle, square; independent views: independent, student-t, discrete, mixed-widths")
 	dim := fs.Int("dim", 20, "columns per view")
 	mi := fs.Float64("mi", 2, "true mutual information in nats (gaussian only)")
-	noise := fs.Float64("noise", 0.2, "noise standard deviation (sine and circle)")
+	noise := fs.Float64("noise", 0.2, "noise standard deviation (sine, circle and square)")
 	rows := fs.Int64("rows", 10000, "rows to write")
 	seed := fs.Uint64("seed", 1, "random seed")
 	out := fs.String("out", "", "output file: .parquet, .arrow (IPC file), .arrows (IPC stream) or .csv; - for an IPC stream on stdout")
@@ -38,7 +39,7 @@ func runGen(e *env, args []string) error {
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
 	kind, err := synth.ParseKind(*kindName)
 	if err != nil {
-		return usagef("--kind %q: want gaussian, sine, circle or independent", *kindName)
+		return usagef("--kind %q: want one of %s", *kindName, strings.Join(synth.KindNames(), ", "))
 	}
 	switch {
 	case *out == "":
@@ -48,7 +49,7 @@ func runGen(e *env, args []string) error {
 	case *dim < 1 || *dim > 1<<16:
 		return usagef("--dim %d: want 1 to 65536", *dim)
 	case explicit["mi"] && kind != synth.Gaussian:
-		return usagef("--mi applies to --kind gaussian only (sine and circle take --noise)")
+		return usagef("--mi applies to --kind gaussian only (sine, circle and square take --noise)")
 	case math.IsNaN(*mi) || *mi < 0:
 		return usagef("--mi %v: want a value >= 0", *mi)
 	}

@@ -63,15 +63,22 @@ type report struct {
 	TestNullMean   *number  `json:"test_null_mean,omitempty"` // rff: its expectation under independence
 	PValuePerms    *number  `json:"p_value_permutations,omitempty"`
 	PValue         *number  `json:"p_value,omitempty"`
-	TestPerms      int      `json:"test_permutations,omitempty"` // exact: null replicates of the p-value
+	PValueTest     string   `json:"p_value_test,omitempty"`      // exact: "hsic" or "permutation"
+	TestPerms      int      `json:"test_permutations,omitempty"` // exact: null replicates of the permutation test
 	Partial        bool     `json:"partial,omitempty"`           // score cut short by a signal: the rows read so far
 	ElapsedSeconds float64  `json:"elapsed_seconds"`
 }
 
 func exactReport(r exact.Result, cfg exact.Config, xcols, ycols []string, elapsed time.Duration) report {
 	p := number(r.PValue)
+	var norm *number
+	if !cfg.SkipNormalized {
+		v := number(r.Normalized)
+		norm = &v
+	}
 	return report{
-		PValue: &p, TestPerms: r.TestPermutations,
+		DiMENormalized: norm,
+		PValue:         &p, PValueTest: r.Test.String(), TestPerms: r.TestPermutations,
 		Estimator: "exact", Rows: int64(r.Rows), XColumns: xcols, YColumns: ycols,
 		Kernel: r.Kernel.String(), Alpha: r.Alpha,
 		SigmaRuleX: cfg.SigmaX.String(), SigmaRuleY: cfg.SigmaY.String(), SigmaX: r.SigmaX, SigmaY: r.SigmaY,
@@ -190,10 +197,12 @@ func writeTable(w io.Writer, r report) error {
 	}
 	if r.PValue != nil {
 		how := "t-approximation from the permuted accumulators"
-		if r.TestStatistic != nil {
+		switch {
+		case r.TestStatistic != nil:
 			how = fmt.Sprintf("RFF-HSIC test, statistic %.4g, %.4g expected if independent", float64(*r.TestStatistic), float64(*r.TestNullMean))
-		}
-		if r.Estimator == "exact" {
+		case r.Estimator == "exact" && r.PValueTest == "hsic":
+			how = "HSIC test of the same Gram matrices"
+		case r.Estimator == "exact":
 			how = fmt.Sprintf("permutation test, %d null replicates: at least %.3g", r.TestPerms, 1/float64(r.TestPerms+1))
 		}
 		line("p-value", "%s (independence; %s)", fmtPValue(*r.PValue), how)
