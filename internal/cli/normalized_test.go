@@ -135,3 +135,41 @@ func TestMonitorFieldsMatchScore(t *testing.T) {
 		t.Error("no dime_normalized in the window line")
 	}
 }
+
+// TestNormalizedOff: --normalized=false drops the self terms; score and
+// monitor then report dime_normalized as absent or null (never a number) and
+// the same DiME as with them (the self terms use their own frequencies and
+// accumulators, and leave DiME's alone).
+func TestNormalizedOff(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "d.parquet")
+	writeData(t, path, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 7}, 4000)
+	common := []string{path, "--x", "x0,x1", "--y", "y0,y1", "--features", "32"}
+	var dimes []float64
+	for _, flag := range []string{"--normalized=true", "--normalized=false"} {
+		code, out, errs := runBinary(t, nil, append([]string{"score", "--json", flag}, common...)...)
+		if code != 0 {
+			t.Fatalf("score %s: exit %d: %s", flag, code, errs)
+		}
+		r := decode(t, out)
+		v, present := r["dime_normalized"]
+		if off := flag == "--normalized=false"; off && present && v != nil {
+			t.Errorf("score %s: dime_normalized %v, want it absent or null", flag, v)
+		} else if !off && !present {
+			t.Errorf("score %s: no dime_normalized", flag)
+		}
+		dimes = append(dimes, num(t, r, "dime"))
+	}
+	if dimes[0] != dimes[1] {
+		t.Errorf("DiME %v with the self terms, %v without: want the same", dimes[0], dimes[1])
+	}
+	code, out, errs := runBinary(t, nil, append([]string{"monitor", "--window-rows", "2000", "--normalized=false"}, common...)...)
+	if code != 0 {
+		t.Fatalf("monitor --normalized=false: exit %d: %s", code, errs)
+	}
+	for _, w := range windowLines(t, out) {
+		if v, ok := w["dime_normalized"]; ok && v != nil {
+			t.Errorf("monitor --normalized=false: window dime_normalized %v, want null", v)
+		}
+	}
+}
