@@ -24,13 +24,16 @@ func checkMemory(what string, need uint64, fix string) error {
 const baseMemory = 64 << 20
 
 // rffMemory estimates the bytes of the RFF estimator: its accumulators
-// (per group X, Y, joint, the copies and self joints of the normalized score;
-// P permuted), each a (2D)² float64 matrix, what a Result adds (the summed
-// accumulators of every group and of all but one, the products of marginals
-// and the eigensolvers' scratch copies), and the base.
+// (rffAccumulators); what a Result adds (one (2D)² float64 matrix per
+// goroutine computing entropies and one for the test's null covariance:
+// the sums and products are written straight into them,
+// stream.TestResultAllocations); the workers' feature buffers (four blocks
+// of 256 rows × 2D float64 each); and the base.
 func rffMemory(features, permutations, groups int) uint64 {
 	p := uint64(2 * features)
-	return rffAccumulators(features, permutations, groups) + (2*7+6+uint64(runtime.GOMAXPROCS(0)))*p*p*8 + baseMemory
+	procs := uint64(runtime.GOMAXPROCS(0))
+	buffers := procs * 4 * 256 * p * 8
+	return rffAccumulators(features, permutations, groups) + (procs+1)*p*p*8 + buffers + baseMemory
 }
 
 // rffAccumulators is the bytes of the accumulators of one RFF estimator:
