@@ -1,6 +1,10 @@
 package covariance
 
-import "fmt"
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/mat"
+)
 
 // SumGroups returns a new accumulator holding the sum of accs: accumulators
 // of the same part and map that differ only by their Index, groups of rows
@@ -30,6 +34,49 @@ func SumGroups(accs ...*Accumulator) (*Accumulator, error) {
 		return nil, fmt.Errorf("%w: no accumulator to sum", ErrInvalid)
 	}
 	return out, nil
+}
+
+// SumGroupsTo writes to dst (allocated if nil, resized if empty) the sum
+// Σφφᵀ of accs (upper triangle), accumulators that differ only by their
+// Index as for SumGroups, adding them in order to zero as SumGroups does:
+// the matrix equals SumGroups(accs...).Sum() bit for bit, and nothing is
+// allocated but dst. It returns dst and the total weight.
+func SumGroupsTo(dst *mat.SymDense, accs ...*Accumulator) (*mat.SymDense, float64, error) {
+	var first *Accumulator
+	for _, a := range accs {
+		if a == nil || a.sum == nil {
+			continue
+		}
+		if first == nil {
+			first = a
+			var err error
+			if dst, err = symDst(dst, a.Dim()); err != nil {
+				return nil, 0, err
+			}
+			raw := dst.RawSymmetric()
+			for i := 0; i < raw.N; i++ {
+				clear(raw.Data[i*raw.Stride+i : i*raw.Stride+raw.N])
+			}
+		} else {
+			d := a.desc
+			d.Index = first.desc.Index
+			if diff := first.desc.diff(d); diff != "" {
+				return nil, 0, fmt.Errorf("%w: %s", ErrIncompatible, diff)
+			}
+		}
+	}
+	if first == nil {
+		return nil, 0, fmt.Errorf("%w: no accumulator to sum", ErrInvalid)
+	}
+	var weight float64
+	for _, a := range accs {
+		if a == nil || a.sum == nil {
+			continue
+		}
+		addUpper(dst, a.sum)
+		weight += a.weight
+	}
+	return dst, weight, nil
 }
 
 // addGroup adds a's sum and weight to out, whose description must equal a's

@@ -1,6 +1,7 @@
 package covariance
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -36,9 +37,27 @@ type IndependenceTest struct {
 // the same rows and map. The package documentation derives the test. Cost:
 // one 2D×2D eigenproblem and a p-value (a few milliseconds).
 func Independence(x, y *Accumulator, mx, my, mxy *Mean) (IndependenceTest, error) {
+	return IndependenceGroups([]*Accumulator{x}, []*Accumulator{y}, mx, my, mxy)
+}
+
+// IndependenceGroups is Independence of the sums of groups of part
+// accumulators (xs of PartX, ys of PartY, as SumGroups would sum them),
+// without forming those sums: beside the eigensolver's, its only O(D²)
+// allocation is the 2D×2D covariance of the null distribution. Its result
+// equals Independence of SumGroups(xs...) and SumGroups(ys...).
+func IndependenceGroups(xs, ys []*Accumulator, mx, my, mxy *Mean) (IndependenceTest, error) {
 	var zero IndependenceTest
-	if x == nil || y == nil || mx == nil || my == nil || mxy == nil || x.sum == nil || y.sum == nil || mx.sum == nil || my.sum == nil || mxy.sum == nil {
+	x, errX := marginalOf(xs, "the independence test")
+	y, errY := marginalOf(ys, "the independence test")
+	if errX != nil && !errors.Is(errX, ErrIncompatible) || errY != nil && !errors.Is(errY, ErrIncompatible) ||
+		mx == nil || my == nil || mxy == nil || mx.sum == nil || my.sum == nil || mxy.sum == nil {
 		return zero, fmt.Errorf("%w: the independence test needs two accumulators and three means", ErrInvalid)
+	}
+	if errX != nil {
+		return zero, errX
+	}
+	if errY != nil {
+		return zero, errY
 	}
 	if x.desc.Part != PartX || y.desc.Part != PartY || mx.desc.Part != PartX || my.desc.Part != PartY || mxy.desc.Part != PartJoint {
 		return zero, fmt.Errorf("%w: independence test of parts %v, %v, %v, %v, %v, want x, y, x, y, joint",
@@ -79,7 +98,7 @@ func Independence(x, y *Accumulator, mx, my, mxy *Mean) (IndependenceTest, error
 	t *= n
 	// Null covariance of √n [Re ĉ, Im ĉ]: D times the product of the
 	// centered moments, with the n/(n−1) that unbiases the two covariances.
-	sigma := nullCovariance(x, y, ur, ui, vr, vi, n)
+	sigma := nullCovariance(&x, &y, ur, ui, vr, vi, n)
 	var solver linalg.SymEigensolver
 	weights, err := solver.EigenvaluesInPlace(nil, sigma.RawSymmetric())
 	if err != nil {
@@ -107,14 +126,12 @@ const minPValue = 1e-300
 // E(u−μ)(u−μ)ᵀ of the parts), it is [[Re(Γ+Π), Im(Π−Γ)], [·ᵀ, Re(Γ−Π)]]/2:
 // D times the product of marginals of the centered moments, times the
 // n/(n−1) that unbiases the two plug-in covariances.
-func nullCovariance(x, y *Accumulator, ur, ui, vr, vi []float64, n float64) *mat.SymDense {
+func nullCovariance(x, y *marginal, ur, ui, vr, vi []float64, n float64) *mat.SymDense {
 	D := x.desc.Map.Features
-	ax, ay := momentsOf(x), momentsOf(y)
-	ax.center(ur, ui)
-	ay.center(vr, vi)
+	x.re, x.im = ur, ui
+	y.re, y.im = vr, vi
 	sigma := mat.NewSymDense(2*D, nil)
-	product(sigma, &ax, &ay)
-	sigma.ScaleSym(float64(D)*n/(n-1), sigma)
+	product(sigma.RawSymmetric(), x, y, float64(D)*n/(n-1))
 	return sigma
 }
 

@@ -246,7 +246,15 @@ func TestNullCovarianceMonteCarlo(t *testing.T) {
 	x, y := nullViews(r, big)
 	ax, ay, mx, my, _ := accumulateTest(t, pair, x, y, big)
 	f := math.Sqrt(D) / big
-	sigma := nullCovariance(ax, ay, scaled(mx.sum[:D], f), scaled(mx.sum[D:], f), scaled(my.sum[:D], f), scaled(my.sum[D:], f), big)
+	mgx, err := marginalOf([]*Accumulator{ax}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgy, err := marginalOf([]*Accumulator{ay}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigma := nullCovariance(&mgx, &mgy, scaled(mx.sum[:D], f), scaled(mx.sum[D:], f), scaled(my.sum[:D], f), scaled(my.sum[D:], f), big)
 	var diff, norm, worstZ float64
 	for i := range 2 * D {
 		for j := range 2 * D {

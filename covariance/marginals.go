@@ -3,6 +3,7 @@ package covariance
 import (
 	"fmt"
 
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -11,30 +12,24 @@ import (
 // from the part accumulators x (PartX) and y (PartY) of the same pair of maps:
 // the mean of φ(x_i, y_k)φ(x_i, y_k)ᵀ over all pairs of a row of x and a row
 // of y (see the package documentation for the formula). Its trace is 1. Cost
-// O(D²), whatever the number of rows.
+// O(D²), whatever the number of rows; it allocates no O(D²) memory but dst.
 func ProductOfMarginals(dst *mat.SymDense, x, y *Accumulator) (*mat.SymDense, error) {
-	if x == nil || y == nil || x.sum == nil || y.sum == nil {
-		return nil, fmt.Errorf("%w: product of marginals needs two accumulators", ErrInvalid)
-	}
-	if x.desc.Part != PartX || y.desc.Part != PartY {
-		return nil, fmt.Errorf("%w: product of marginals of parts %v and %v, want x and y", ErrIncompatible, x.desc.Part, y.desc.Part)
-	}
-	if x.desc.Map != y.desc.Map {
-		return nil, fmt.Errorf("%w: parts of different maps", ErrIncompatible)
-	}
-	if err := x.checkRows(); err != nil {
-		return nil, err
-	}
-	if err := y.checkRows(); err != nil {
-		return nil, err
-	}
-	dst, err := symDst(dst, x.Dim())
-	if err != nil {
-		return nil, err
-	}
-	mx, my := momentsOf(x), momentsOf(y)
-	product(dst, &mx, &my)
-	return dst, nil
+	return ProductOfMarginalsGroups(dst, []*Accumulator{x}, []*Accumulator{y})
+}
+
+// ProductOfMarginalsGroups is ProductOfMarginals of the sums of groups of
+// part accumulators (xs of PartX, ys of PartY, as SumGroups would sum them:
+// same part and map, any Index; nil entries skipped), without forming those
+// sums: it allocates no O(D²) memory but dst. Its result equals
+// ProductOfMarginals of SumGroups(xs...) and SumGroups(ys...) bit for bit
+// (TestGroupsWithoutSums).
+func ProductOfMarginalsGroups(dst *mat.SymDense, xs, ys []*Accumulator) (*mat.SymDense, error) {
+	return productOfGroups(dst, xs, ys, "product of marginals", func(pa, pb Part) error {
+		if pa != PartX || pb != PartY {
+			return fmt.Errorf("%w: product of marginals of parts %v and %v, want x and y", ErrIncompatible, pa, pb)
+		}
+		return nil
+	})
 }
 
 // SelfProductOfMarginals writes to dst (allocated if nil, resized if empty)
@@ -42,107 +37,172 @@ func ProductOfMarginals(dst *mat.SymDense, x, y *Accumulator) (*mat.SymDense, er
 // itself: the mean of the joint features e^{i(a_j + a′_j)·(z_i, z_k)} over all
 // pairs (z_i, z_k), pairing part (PartX or PartY) with the same view's copy
 // (PartCopyX or PartCopyY, the copy map's features). The rows of part and
-// copy need not be the same: each estimates its own marginal. Cost O(D²).
+// copy need not be the same: each estimates its own marginal. Cost O(D²); it
+// allocates no O(D²) memory but dst.
 func SelfProductOfMarginals(dst *mat.SymDense, part, copy *Accumulator) (*mat.SymDense, error) {
-	if part == nil || copy == nil || part.sum == nil || copy.sum == nil {
-		return nil, fmt.Errorf("%w: self product of marginals needs two accumulators", ErrInvalid)
-	}
-	ok := (part.desc.Part == PartX && copy.desc.Part == PartCopyX) || (part.desc.Part == PartY && copy.desc.Part == PartCopyY)
-	if !ok {
-		return nil, fmt.Errorf("%w: self product of marginals of parts %v and %v, want x and copy-x or y and copy-y", ErrIncompatible, part.desc.Part, copy.desc.Part)
-	}
-	if part.desc.Map != copy.desc.Map {
-		return nil, fmt.Errorf("%w: parts of different maps", ErrIncompatible)
-	}
-	if err := part.checkRows(); err != nil {
-		return nil, err
-	}
-	if err := copy.checkRows(); err != nil {
-		return nil, err
-	}
-	dst, err := symDst(dst, part.Dim())
+	return SelfProductOfMarginalsGroups(dst, []*Accumulator{part}, []*Accumulator{copy})
+}
+
+// SelfProductOfMarginalsGroups is SelfProductOfMarginals of the sums of
+// groups of accumulators, without forming the sums, as
+// ProductOfMarginalsGroups is for ProductOfMarginals.
+func SelfProductOfMarginalsGroups(dst *mat.SymDense, parts, copies []*Accumulator) (*mat.SymDense, error) {
+	return productOfGroups(dst, parts, copies, "self product of marginals", func(pa, pb Part) error {
+		if ok := (pa == PartX && pb == PartCopyX) || (pa == PartY && pb == PartCopyY); !ok {
+			return fmt.Errorf("%w: self product of marginals of parts %v and %v, want x and copy-x or y and copy-y", ErrIncompatible, pa, pb)
+		}
+		return nil
+	})
+}
+
+// productOfGroups writes to dst the product of the marginals of the sums of
+// as and bs, once parts has accepted their parts.
+func productOfGroups(dst *mat.SymDense, as, bs []*Accumulator, what string, parts func(pa, pb Part) error) (*mat.SymDense, error) {
+	a, err := marginalOf(as, what)
 	if err != nil {
 		return nil, err
 	}
-	ma, mb := momentsOf(part), momentsOf(copy)
-	product(dst, &ma, &mb)
+	b, err := marginalOf(bs, what)
+	if err != nil {
+		return nil, err
+	}
+	if err := parts(a.desc.Part, b.desc.Part); err != nil {
+		return nil, err
+	}
+	if a.desc.Map != b.desc.Map {
+		return nil, fmt.Errorf("%w: parts of different maps", ErrIncompatible)
+	}
+	if err := a.checkRows(); err != nil {
+		return nil, err
+	}
+	if err := b.checkRows(); err != nil {
+		return nil, err
+	}
+	if dst, err = symDst(dst, a.dim()); err != nil {
+		return nil, err
+	}
+	product(dst.RawSymmetric(), &a, &b, 1)
 	return dst, nil
 }
 
-// moments holds the second moments of a part's features as D×D complex
-// matrices, row-major: with u_j = e^{i a_j·z} (so that φ = [Re u, Im u]/√D),
+// marginal is the second moments of a part's features, read from the sum
+// of the upper triangles of some accumulators (groups of rows) without
+// forming it: with u_j = e^{i a_j·z} (so that φ = [Re u, Im u]/√D),
 // M−[j,k] = E u_j ū_k = CC + SS + i(CSᵀ − CS) and M+[j,k] = E u_j u_k =
-// CC − SS + i(CSᵀ + CS), real and imaginary parts apart.
-type moments struct {
-	d              int
-	mr, mi, pr, pi []float64
+// CC − SS + i(CSᵀ + CS), centered (M− − μμ*, M+ − μμᵀ) when re and im, the
+// real and imaginary parts of the means μ_j = E u_j, are set.
+type marginal struct {
+	desc   Description
+	sums   []blas64.Symmetric // the groups' upper triangles
+	weight float64            // their total weight
+	re, im []float64          // the means, to center; nil for raw moments
 }
 
-// momentsOf returns the moments of an accumulator's covariance Σφφᵀ/weight.
-func momentsOf(a *Accumulator) moments {
-	D := a.desc.Map.Features
-	c := a.sum.RawSymmetric()
-	f := float64(D) / a.weight
-	// With φ = [cos, sin]/√D the blocks of D·C are CC, CS, CSᵀ and SS; at
-	// reads the symmetric matrix from its upper triangle.
-	at := func(i, j int) float64 {
-		if i > j {
-			i, j = j, i
+// marginalOf returns the marginal of the sum of accs, which must agree but
+// for their Index. It allocates only a short slice of headers.
+func marginalOf(accs []*Accumulator, what string) (marginal, error) {
+	var m marginal
+	for _, a := range accs {
+		if a == nil || a.sum == nil {
+			continue
 		}
-		return c.Data[i*c.Stride+j]
-	}
-	m := moments{d: D, mr: make([]float64, D*D), mi: make([]float64, D*D), pr: make([]float64, D*D), pi: make([]float64, D*D)}
-	for j := 0; j < D; j++ {
-		for k := 0; k < D; k++ {
-			cc := f * at(j, k)
-			ss := f * at(D+j, D+k)
-			cs := f * at(j, D+k)  // E cos_j sin_k
-			csT := f * at(k, D+j) // E cos_k sin_j
-			i := j*D + k
-			m.mr[i], m.mi[i], m.pr[i], m.pi[i] = cc+ss, csT-cs, cc-ss, csT+cs
+		if m.sums == nil {
+			m.desc = a.desc
+			m.desc.Index = 0
+			m.sums = make([]blas64.Symmetric, 0, len(accs))
+		} else {
+			d := a.desc
+			d.Index = 0
+			if diff := m.desc.diff(d); diff != "" {
+				return m, fmt.Errorf("%w: %s", ErrIncompatible, diff)
+			}
 		}
+		m.sums = append(m.sums, a.sum.RawSymmetric())
+		m.weight += a.weight
 	}
-	return m
+	if m.sums == nil {
+		return m, fmt.Errorf("%w: %s needs two accumulators", ErrInvalid, what)
+	}
+	return m, nil
 }
 
-// center turns the moments into covariances: M− − μμ* and M+ − μμᵀ, for the
-// means μ_j = E u_j (real and imaginary parts).
-func (m *moments) center(re, im []float64) {
-	D := m.d
-	for j := 0; j < D; j++ {
-		for k := 0; k < D; k++ {
-			i := j*D + k
-			// μ_j μ̄_k and μ_j μ_k.
-			m.mr[i] -= re[j]*re[k] + im[j]*im[k]
-			m.mi[i] -= im[j]*re[k] - re[j]*im[k]
-			m.pr[i] -= re[j]*re[k] - im[j]*im[k]
-			m.pi[i] -= im[j]*re[k] + re[j]*im[k]
-		}
+func (m *marginal) dim() int { return 2 * m.desc.Map.Features }
+
+func (m *marginal) checkRows() error {
+	if !(m.weight > 0) {
+		return ErrEmpty
 	}
+	return nil
 }
 
-// product writes to dst (2D×2D, upper triangle) the real covariance of the
-// joint features whose complex moments are the Hadamard products
+// at returns entry (i, j) of the summed matrix, from the upper triangles,
+// adding the groups in order as SumGroups does.
+func (m *marginal) at(i, j int) float64 {
+	if i > j {
+		i, j = j, i
+	}
+	var s float64
+	for _, c := range m.sums {
+		s += c.Data[i*c.Stride+j]
+	}
+	return s
+}
+
+// moment returns M−[j,k] and M+[j,k] (real and imaginary parts) of the
+// covariance Σφφᵀ/weight: with φ = [cos, sin]/√D the blocks of D·C are CC,
+// CS, CSᵀ and SS.
+func (m *marginal) moment(j, k int) (mr, mi, pr, pi float64) {
+	D := m.desc.Map.Features
+	f := float64(D) / m.weight
+	cc := f * m.at(j, k)
+	ss := f * m.at(D+j, D+k)
+	cs := f * m.at(j, D+k)  // E cos_j sin_k
+	csT := f * m.at(k, D+j) // E cos_k sin_j
+	mr, mi, pr, pi = cc+ss, csT-cs, cc-ss, csT+cs
+	if m.re != nil {
+		// μ_j μ̄_k and μ_j μ_k.
+		re, im := m.re, m.im
+		mr -= re[j]*re[k] + im[j]*im[k]
+		mi -= im[j]*re[k] - re[j]*im[k]
+		pr -= re[j]*re[k] - im[j]*im[k]
+		pi -= im[j]*re[k] + re[j]*im[k]
+	}
+	return mr, mi, pr, pi
+}
+
+// product writes to out (2D×2D, upper triangle) f times the real covariance
+// of the joint features whose complex moments are the Hadamard products
 // P− = A− ∘ B− and P+ = A+ ∘ B+:
 //
 //	(1/D) [[(Re P− + Re P+)/2, (Im P+ − Im P−)/2], [·ᵀ, (Re P− − Re P+)/2]].
-func product(dst *mat.SymDense, a, b *moments) {
-	D := a.d
-	out := dst.RawSymmetric()
+//
+// The moments are computed entry by entry from the accumulators: nothing
+// is allocated.
+func product(out blas64.Symmetric, a, b *marginal, f float64) {
+	D := a.desc.Map.Features
 	scale := 1 / (2 * float64(D))
 	for j := 0; j < D; j++ {
 		for k := 0; k < D; k++ {
-			i := j*D + k
-			reMinus := a.mr[i]*b.mr[i] - a.mi[i]*b.mi[i]
-			imMinus := a.mr[i]*b.mi[i] + a.mi[i]*b.mr[i]
-			rePlus := a.pr[i]*b.pr[i] - a.pi[i]*b.pi[i]
-			imPlus := a.pr[i]*b.pi[i] + a.pi[i]*b.pr[i]
+			amr, ami, apr, api := a.moment(j, k)
+			bmr, bmi, bpr, bpi := b.moment(j, k)
+			reMinus := amr*bmr - ami*bmi
+			imMinus := amr*bmi + ami*bmr
+			rePlus := apr*bpr - api*bpi
+			imPlus := apr*bpi + api*bpr
 			if k >= j {
 				out.Data[j*out.Stride+k] = (reMinus + rePlus) * scale
 				out.Data[(D+j)*out.Stride+D+k] = (reMinus - rePlus) * scale
 			}
 			// Cross block: row j (cos), column D+k (sin), always upper.
 			out.Data[j*out.Stride+D+k] = (imPlus - imMinus) * scale
+		}
+	}
+	if f != 1 {
+		for i := 0; i < out.N; i++ {
+			row := out.Data[i*out.Stride+i : i*out.Stride+out.N]
+			for j := range row {
+				row[j] = f * row[j]
+			}
 		}
 	}
 }

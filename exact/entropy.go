@@ -196,6 +196,44 @@ func MatrixEntropies(alpha float64, mats ...*mat.SymDense) ([]float64, error) {
 	return runEntropyJobs(n, alpha, jobs)
 }
 
+// MatrixEntropiesOf returns the entropies of order alpha of n×n symmetric
+// positive semidefinite matrices that are never held at once: fill k writes
+// the upper triangle of matrix k to dst, a scratch matrix of the goroutine
+// computing it (its other entries are undefined, and it is overwritten
+// next). As MatrixEntropies does, it computes them concurrently on up to
+// GOMAXPROCS goroutines, each holding one n×n scratch matrix and its
+// eigensolver's workspace: that is all the O(n²) memory it allocates, so
+// that a caller who can compute its matrices from smaller pieces (sums of
+// accumulators, products of marginals) never forms them all. The first
+// error of a fill, in their order, is returned.
+func MatrixEntropiesOf(n int, alpha float64, fills ...func(dst *mat.SymDense) error) ([]float64, error) {
+	if err := CheckAlpha(alpha); err != nil {
+		return nil, err
+	}
+	if len(fills) == 0 {
+		return nil, nil
+	}
+	if n < 1 {
+		return nil, invalidf("matrices of size %d", n)
+	}
+	errs := make([]error, len(fills))
+	jobs := make([]func(dst blas64.Symmetric), len(fills))
+	for k, fill := range fills {
+		jobs[k] = func(dst blas64.Symmetric) {
+			var m mat.SymDense
+			m.SetRawSymmetric(dst)
+			errs[k] = fill(&m)
+		}
+	}
+	values, err := runEntropyJobs(n, alpha, jobs)
+	for _, ferr := range errs {
+		if ferr != nil {
+			return nil, ferr
+		}
+	}
+	return values, err
+}
+
 // entropyWorker holds the scratch space of one goroutine that computes
 // entropies of n×n matrices: the matrix to destroy, the eigenvalues and the
 // eigensolver's workspace.

@@ -179,7 +179,15 @@
 // grows only by each worker's buffers. Add does not allocate in steady
 // state. The eigenproblems of a Result (4, 2 per group for the jackknife or
 // P for permutations, those of the self terms, and the test's) are computed
-// concurrently too.
+// concurrently too, and without forming the matrices they need: the sums
+// over every group and over every group but one, and the products of
+// marginals, are computed from the groups' accumulators straight into the
+// scratch matrix of the goroutine that computes their entropy
+// (exact.MatrixEntropiesOf). A Result thus allocates GOMAXPROCS + 1
+// matrices of (2D)² float64 whatever the number of groups
+// (TestResultAllocations: 4.1 matrices' worth measured at D = 64, where
+// forming them took 96.7), and gives the same numbers bit for bit (the
+// additions happen in the same order).
 //
 // # Bandwidths
 //

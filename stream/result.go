@@ -150,68 +150,6 @@ type estimates struct {
 	weight             float64 // total weight of the rows
 }
 
-// sums holds the accumulators of some groups, summed: X, Y, joint, the
-// means, the copies and the self joints (nil without them).
-type sums struct {
-	x, y, xy, cx, cy, sx, sy *covariance.Accumulator
-	mx, my, mxy              *covariance.Mean
-}
-
-// sum returns the accumulators of every group but skip (−1: every group),
-// summed, and the means too when withMeans.
-func (e *Estimator) sum(skip int, withMeans bool) (sums, error) {
-	var out sums
-	collect := func(get func(*group) *covariance.Accumulator) (*covariance.Accumulator, error) {
-		var parts []*covariance.Accumulator
-		for k := range e.groups {
-			if a := get(&e.groups[k]); k != skip && a != nil {
-				parts = append(parts, a)
-			}
-		}
-		if len(parts) == 0 {
-			return nil, nil
-		}
-		return covariance.SumGroups(parts...)
-	}
-	var err error
-	targets := []struct {
-		dst *(*covariance.Accumulator)
-		get func(*group) *covariance.Accumulator
-	}{
-		{&out.x, func(g *group) *covariance.Accumulator { return g.x }},
-		{&out.y, func(g *group) *covariance.Accumulator { return g.y }},
-		{&out.xy, func(g *group) *covariance.Accumulator { return g.xy }},
-		{&out.cx, func(g *group) *covariance.Accumulator { return g.cx }},
-		{&out.cy, func(g *group) *covariance.Accumulator { return g.cy }},
-		{&out.sx, func(g *group) *covariance.Accumulator { return g.sx }},
-		{&out.sy, func(g *group) *covariance.Accumulator { return g.sy }},
-	}
-	for _, t := range targets {
-		if *t.dst, err = collect(t.get); err != nil {
-			return out, err
-		}
-	}
-	if withMeans {
-		var mx, my, mxy []*covariance.Mean
-		for k := range e.groups {
-			if k != skip {
-				g := &e.groups[k]
-				mx, my, mxy = append(mx, g.mx), append(my, g.my), append(mxy, g.mxy)
-			}
-		}
-		if out.mx, err = covariance.SumMeanGroups(mx...); err != nil {
-			return out, err
-		}
-		if out.my, err = covariance.SumMeanGroups(my...); err != nil {
-			return out, err
-		}
-		if out.mxy, err = covariance.SumMeanGroups(mxy...); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
-}
-
 // pairKind says which DiME: of the pair (X, Y), or of a view and its copy.
 type pairKind uint8
 
@@ -221,100 +159,138 @@ const (
 	selfYPair
 )
 
-// dimeMatrices returns the joint sum and the product of marginals of the
-// pair kind from sums s, or nil if s has no rows for it.
-func dimeMatrices(s sums, kind pairKind) ([]*mat.SymDense, error) {
-	var joint, part, other *covariance.Accumulator
+// accessors of a group's accumulators, by part.
+var (
+	partX     = func(g *group) *covariance.Accumulator { return g.x }
+	partY     = func(g *group) *covariance.Accumulator { return g.y }
+	partJoint = func(g *group) *covariance.Accumulator { return g.xy }
+	partCopyX = func(g *group) *covariance.Accumulator { return g.cx }
+	partCopyY = func(g *group) *covariance.Accumulator { return g.cy }
+	partSelfX = func(g *group) *covariance.Accumulator { return g.sx }
+	partSelfY = func(g *group) *covariance.Accumulator { return g.sy }
+)
+
+// parts returns the accumulators of one part of every group but skip (−1:
+// every group), in group order, and their total weight; none (nil) if the
+// groups do not have that part.
+func (e *Estimator) parts(skip int, get func(*group) *covariance.Accumulator) ([]*covariance.Accumulator, float64) {
+	var out []*covariance.Accumulator
+	var w float64
+	for k := range e.groups {
+		if a := get(&e.groups[k]); k != skip && a != nil {
+			out = append(out, a)
+			w += a.Weight()
+		}
+	}
+	return out, w
+}
+
+// fill is a job of exact.MatrixEntropiesOf: it writes one matrix to the
+// scratch matrix of the goroutine that computes its entropy.
+type fill = func(dst *mat.SymDense) error
+
+// sumFill writes the sum of accs.
+func sumFill(accs []*covariance.Accumulator) fill {
+	return func(dst *mat.SymDense) error {
+		_, _, err := covariance.SumGroupsTo(dst, accs...)
+		return err
+	}
+}
+
+// dimeFills returns the two matrices of the plug-in DiME of the pair kind
+// over every group but skip (−1: every group), the joint sum and the
+// product of marginals, as fills: they are computed straight into the
+// eigensolvers' scratch, from the groups' accumulators, without forming
+// the sums over the groups. It returns nil if those groups have no rows for
+// the kind.
+func (e *Estimator) dimeFills(skip int, kind pairKind) []fill {
+	var getJoint, getPart, getOther func(*group) *covariance.Accumulator
 	switch kind {
 	case mainPair:
-		joint, part, other = s.xy, s.x, s.y
+		getJoint, getPart, getOther = partJoint, partX, partY
 	case selfXPair:
-		joint, part, other = s.sx, s.x, s.cx
+		getJoint, getPart, getOther = partSelfX, partX, partCopyX
 	default:
-		joint, part, other = s.sy, s.y, s.cy
+		getJoint, getPart, getOther = partSelfY, partY, partCopyY
 	}
-	if joint == nil || !(joint.Weight() > 0) || !(part.Weight() > 0) || !(other.Weight() > 0) {
-		return nil, nil
+	joint, wj := e.parts(skip, getJoint)
+	part, wp := e.parts(skip, getPart)
+	other, wo := e.parts(skip, getOther)
+	if joint == nil || !(wj > 0) || !(wp > 0) || !(wo > 0) {
+		return nil
 	}
-	var product *mat.SymDense
-	var err error
-	if kind == mainPair {
-		product, err = covariance.ProductOfMarginals(nil, part, other)
-	} else {
-		product, err = covariance.SelfProductOfMarginals(nil, part, other)
+	product := func(dst *mat.SymDense) error {
+		_, err := covariance.ProductOfMarginalsGroups(dst, part, other)
+		return err
 	}
-	if err != nil {
-		return nil, err
+	if kind != mainPair {
+		product = func(dst *mat.SymDense) error {
+			_, err := covariance.SelfProductOfMarginalsGroups(dst, part, other)
+			return err
+		}
 	}
-	return []*mat.SymDense{joint.Sum(), product}, nil
+	return []fill{sumFill(joint), product}
 }
 
 // estimate computes the estimates of a Result from the groups and the
 // permuted accumulators.
+//
+// Memory: every matrix whose entropy is needed (the sums over every group
+// and over every group but one, the products of marginals) is written
+// straight into the scratch matrix of the goroutine that computes its
+// entropy (exact.MatrixEntropiesOf), from the groups' accumulators, and the
+// test builds only its null covariance (covariance.IndependenceGroups): a
+// Result allocates GOMAXPROCS + 1 matrices of (2D)² float64 and the
+// eigensolvers' workspaces, whatever the number of groups, where forming
+// the sums and products took about 60 (TestResultAllocations).
 func (e *Estimator) estimate() (estimates, error) {
 	nan := math.NaN()
 	cfg := e.cfg
 	est := estimates{sperp: nan, jack: nan, jackSE: nan, selfX: nan, selfY: nan, groups: len(e.groups),
 		test: covariance.IndependenceTest{Statistic: nan, NullMean: nan, PValue: nan}}
-	all, err := e.sum(-1, true)
+	xs, _ := e.parts(-1, partX)
+	ys, _ := e.parts(-1, partY)
+	xys, weight := e.parts(-1, partJoint)
+	est.weight = weight
+	var mxs, mys, mxys []*covariance.Mean
+	for k := range e.groups {
+		g := &e.groups[k]
+		mxs, mys, mxys = append(mxs, g.mx), append(mys, g.my), append(mxys, g.mxy)
+	}
+	mx, err := covariance.SumMeanGroups(mxs...)
 	if err != nil {
 		return est, err
 	}
-	est.weight = all.xy.Weight()
+	my, err := covariance.SumMeanGroups(mys...)
+	if err != nil {
+		return est, err
+	}
+	mxy, err := covariance.SumMeanGroups(mxys...)
+	if err != nil {
+		return est, err
+	}
 	// The entropies over every row: X, Y, joint, product of marginals,
 	// permuted joints, and the self terms' pairs.
-	mats := []*mat.SymDense{all.x.Sum(), all.y.Sum(), all.xy.Sum()}
+	fills := []fill{sumFill(xs), sumFill(ys), sumFill(xys)}
 	if !cfg.SkipAnalytic {
-		product, err := covariance.ProductOfMarginals(nil, all.x, all.y)
-		if err != nil {
-			return est, err
-		}
-		mats = append(mats, product)
+		fills = append(fills, func(dst *mat.SymDense) error {
+			_, err := covariance.ProductOfMarginalsGroups(dst, xs, ys)
+			return err
+		})
 	}
 	for _, a := range e.perm {
 		if !(a.Weight() > 0) {
 			return est, fmt.Errorf("stream: permuted accumulator %d has no rows", a.Description().Index)
 		}
-		mats = append(mats, a.Sum())
+		fills = append(fills, sumFill([]*covariance.Accumulator{a}))
 	}
 	normalized := !cfg.SkipNormalized
-	var selfAll [2][]*mat.SymDense
+	var selfAll [2]bool
 	if normalized {
 		for i, kind := range []pairKind{selfXPair, selfYPair} {
-			if selfAll[i], err = dimeMatrices(all, kind); err != nil {
-				return est, err
-			}
-			mats = append(mats, selfAll[i]...)
-		}
-	}
-	// The test runs beside the entropies.
-	testDone := make(chan error, 1)
-	go func() {
-		t, err := covariance.Independence(all.x, all.y, all.mx, all.my, all.mxy)
-		if err == nil {
-			est.test = t
-		} else if errors.Is(err, covariance.ErrEmpty) {
-			err = nil // too few effective rows: no p-value
-		}
-		testDone <- err
-	}()
-	s, err := exact.MatrixEntropies(cfg.Alpha, mats...)
-	if terr := <-testDone; err == nil {
-		err = terr
-	}
-	if err != nil {
-		return est, err
-	}
-	est.sx, est.sy, est.sxy = s[0], s[1], s[2]
-	s = s[3:]
-	if !cfg.SkipAnalytic {
-		est.sperp, s = s[0], s[1:]
-	}
-	est.perm, s = slices.Clone(s[:len(e.perm)]), s[len(e.perm):]
-	selfFull := [2]float64{nan, nan}
-	for i := range selfAll {
-		if selfAll[i] != nil {
-			selfFull[i], s = s[1]-s[0], s[2:]
+			f := e.dimeFills(-1, kind)
+			selfAll[i] = f != nil
+			fills = append(fills, f...)
 		}
 	}
 
@@ -330,8 +306,11 @@ func (e *Estimator) estimate() (estimates, error) {
 		}
 	}
 	mainJack := len(e.perm) == 0 && live >= 2
-	var mainLoo, mainN []float64
-	var selfLoo, selfN [2][]float64
+	type looTerm struct {
+		kind  pairKind
+		group int
+	}
+	var loo []looTerm
 	for k := range e.groups {
 		g := &e.groups[k]
 		if !(g.xy.Weight() > 0) {
@@ -341,11 +320,6 @@ func (e *Estimator) estimate() (estimates, error) {
 		if !mainJack && !selfHere {
 			continue
 		}
-		rest, err := e.sum(k, false)
-		if err != nil {
-			return est, err
-		}
-		var mats []*mat.SymDense
 		var kinds []pairKind
 		if mainJack {
 			kinds = append(kinds, mainPair)
@@ -354,29 +328,58 @@ func (e *Estimator) estimate() (estimates, error) {
 			kinds = append(kinds, selfXPair, selfYPair)
 		}
 		for _, kind := range kinds {
-			m, err := dimeMatrices(rest, kind)
-			if err != nil {
-				return est, err
-			}
-			if m == nil {
+			f := e.dimeFills(k, kind)
+			if f == nil {
 				return est, fmt.Errorf("stream: group %d holds every row of a term: no jackknife", k)
 			}
-			mats = append(mats, m...)
+			fills = append(fills, f...)
+			loo = append(loo, looTerm{kind, k})
 		}
-		s, err := exact.MatrixEntropies(cfg.Alpha, mats...)
-		if err != nil {
-			return est, err
+	}
+
+	// The test runs beside the entropies.
+	testDone := make(chan error, 1)
+	go func() {
+		t, err := covariance.IndependenceGroups(xs, ys, mx, my, mxy)
+		if err == nil {
+			est.test = t
+		} else if errors.Is(err, covariance.ErrEmpty) {
+			err = nil // too few effective rows: no p-value
 		}
-		for i, kind := range kinds {
-			d := s[2*i+1] - s[2*i]
-			switch kind {
-			case mainPair:
-				mainLoo, mainN = append(mainLoo, d), append(mainN, g.xy.Weight())
-			case selfXPair:
-				selfLoo[0], selfN[0] = append(selfLoo[0], d), append(selfN[0], g.cx.Weight())
-			case selfYPair:
-				selfLoo[1], selfN[1] = append(selfLoo[1], d), append(selfN[1], g.cy.Weight())
-			}
+		testDone <- err
+	}()
+	s, err := exact.MatrixEntropiesOf(2*cfg.Features, cfg.Alpha, fills...)
+	if terr := <-testDone; err == nil {
+		err = terr
+	}
+	if err != nil {
+		return est, err
+	}
+	est.sx, est.sy, est.sxy = s[0], s[1], s[2]
+	s = s[3:]
+	if !cfg.SkipAnalytic {
+		est.sperp, s = s[0], s[1:]
+	}
+	est.perm, s = slices.Clone(s[:len(e.perm)]), s[len(e.perm):]
+	selfFull := [2]float64{nan, nan}
+	for i := range selfAll {
+		if selfAll[i] {
+			selfFull[i], s = s[1]-s[0], s[2:]
+		}
+	}
+	var mainLoo, mainN []float64
+	var selfLoo, selfN [2][]float64
+	for _, t := range loo {
+		d := s[1] - s[0]
+		s = s[2:]
+		g := &e.groups[t.group]
+		switch t.kind {
+		case mainPair:
+			mainLoo, mainN = append(mainLoo, d), append(mainN, g.xy.Weight())
+		case selfXPair:
+			selfLoo[0], selfN[0] = append(selfLoo[0], d), append(selfN[0], g.cx.Weight())
+		case selfYPair:
+			selfLoo[1], selfN[1] = append(selfLoo[1], d), append(selfN[1], g.cy.Weight())
 		}
 	}
 	if mainJack {

@@ -17,15 +17,45 @@ import (
 	"github.com/dime-project/dime/synth"
 )
 
+// sums holds the accumulators of every group, summed: X, Y, joint, the
+// means, the copies and the self joints (nil without them).
+type sums struct {
+	x, y, xy, cx, cy, sx, sy *covariance.Accumulator
+	mx, my, mxy              *covariance.Mean
+}
+
 // totals returns the estimator's accumulators and means summed over its
 // groups.
 func totals(t testing.TB, e *Estimator) sums {
 	t.Helper()
-	s, err := e.sum(-1, true)
-	if err != nil {
+	var out sums
+	for _, c := range []struct {
+		dst *(*covariance.Accumulator)
+		get func(*group) *covariance.Accumulator
+	}{{&out.x, partX}, {&out.y, partY}, {&out.xy, partJoint}, {&out.cx, partCopyX}, {&out.cy, partCopyY}, {&out.sx, partSelfX}, {&out.sy, partSelfY}} {
+		if parts, _ := e.parts(-1, c.get); parts != nil {
+			var err error
+			if *c.dst, err = covariance.SumGroups(parts...); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var mx, my, mxy []*covariance.Mean
+	for k := range e.groups {
+		g := &e.groups[k]
+		mx, my, mxy = append(mx, g.mx), append(my, g.my), append(mxy, g.mxy)
+	}
+	var err error
+	if out.mx, err = covariance.SumMeanGroups(mx...); err != nil {
 		t.Fatal(err)
 	}
-	return s
+	if out.my, err = covariance.SumMeanGroups(my...); err != nil {
+		t.Fatal(err)
+	}
+	if out.mxy, err = covariance.SumMeanGroups(mxy...); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func testConfig(d int, D, P int, seed uint64) Config {
