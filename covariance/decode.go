@@ -10,7 +10,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rff"
 )
 
@@ -61,11 +60,8 @@ func (a *Accumulator) DecodeFrom(r io.Reader, n int64) error {
 	if n < headerSize+checksumSize {
 		return bad("truncated: %d bytes, header needs %d", n, headerSize+checksumSize)
 	}
-	if v := head[6]; v != formatVersion {
-		return bad("format version %d, this build reads version %d", v, formatVersion)
-	}
-	if v := head[7]; v != rff.FrequencyVersion {
-		return bad("frequencies drawn by version %d, this build draws version %d", v, rff.FrequencyVersion)
+	if err := checkVersions(head[:]); err != nil {
+		return err
 	}
 	le := binary.LittleEndian
 	features := le.Uint32(head[12:])
@@ -110,25 +106,9 @@ func (a *Accumulator) DecodeFrom(r io.Reader, n int64) error {
 	if le.Uint32(tail[:]) != crc {
 		return bad("checksum mismatch (corrupted)")
 	}
-	if head[11] != 0 {
-		return bad("reserved byte is %d", head[11])
-	}
-	desc := Description{
-		Map: rff.PairSpec{
-			Kernel:   exact.Kernel(head[8]),
-			Variant:  rff.Variant(head[9]),
-			Features: int(features),
-			DimX:     int(le.Uint32(head[20:])),
-			DimY:     int(le.Uint32(head[24:])),
-			Seed:     le.Uint64(head[28:]),
-			SigmaX:   math.Float64frombits(le.Uint64(head[36:])),
-			SigmaY:   math.Float64frombits(le.Uint64(head[44:])),
-		},
-		Part:  Part(head[10]),
-		Index: int(le.Uint32(head[16:])),
-	}
-	if err := desc.Validate(); err != nil {
-		return bad("description: %v", err)
+	desc, err := parseHeader(head[:])
+	if err != nil {
+		return err
 	}
 	weight := math.Float64frombits(le.Uint64(head[52:]))
 	if !(weight >= 0) || math.IsInf(weight, 0) {

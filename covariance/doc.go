@@ -24,6 +24,15 @@
 // bandwidths chosen from the data (median, auto) differ between shards: shards
 // to be merged need the same explicit bandwidths.
 //
+// Merge adds float64 sums, and floating-point addition is not associative:
+// shards merged in another order can differ in the last bits. ExactSum adds
+// accumulators in 128-bit fixed point (multiples of 2⁻⁷²) instead, so that
+// the total is the same bit for bit whatever the order or grouping of the
+// merges, rounding each shard once onto that grid and the total once back to
+// float64: what a distributed runner, which combines shards as its workers
+// finish, needs for reproducible results (package dimebeam uses it through
+// stream.Sum).
+//
 // MarshalBinary writes a versioned, self-describing encoding: magic, format
 // and frequency versions, the description, the weight, the upper triangle and
 // a CRC-32C checksum. UnmarshalBinary, and DecodeFrom which reads the

@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"math"
 
+	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rff"
 )
 
@@ -38,6 +39,7 @@ var ErrFormat = errors.New("covariance: invalid accumulator encoding")
 const (
 	magic         = "dimeCV"
 	formatVersion = 1
+	descSize      = 52 // magic, versions and description: appendHeader
 	headerSize    = 60
 	checksumSize  = 4
 )
@@ -56,8 +58,23 @@ func (a *Accumulator) AppendBinary(b []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: cannot encode an accumulator without description", ErrInvalid)
 	}
 	start := len(b)
-	d, m := a.desc, a.desc.Map
 	p := a.Dim()
+	b = appendHeader(b, magic, a.desc)
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(a.weight))
+	raw := a.sum.RawSymmetric()
+	for i := 0; i < p; i++ {
+		for _, v := range raw.Data[i*raw.Stride+i : i*raw.Stride+p] {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+		}
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
+}
+
+// appendHeader appends the first 52 bytes shared by the encodings of an
+// Accumulator and of an ExactSum: their magic, the format and frequency
+// versions and the description.
+func appendHeader(b []byte, magic string, d Description) []byte {
+	m := d.Map
 	b = append(b, magic...)
 	b = append(b, formatVersion, rff.FrequencyVersion, byte(m.Kernel), byte(m.Variant), byte(d.Part), 0)
 	b = binary.LittleEndian.AppendUint32(b, uint32(m.Features))
@@ -67,12 +84,48 @@ func (a *Accumulator) AppendBinary(b []byte) ([]byte, error) {
 	b = binary.LittleEndian.AppendUint64(b, m.Seed)
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(m.SigmaX))
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(m.SigmaY))
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(a.weight))
-	raw := a.sum.RawSymmetric()
-	for i := 0; i < p; i++ {
-		for _, v := range raw.Data[i*raw.Stride+i : i*raw.Stride+p] {
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
-		}
+	return b
+}
+
+// checkVersions checks the format and frequency versions of an encoding of
+// at least descSize bytes.
+func checkVersions(data []byte) error {
+	if v := data[6]; v != formatVersion {
+		return fmt.Errorf("%w: format version %d, this build reads version %d", ErrFormat, v, formatVersion)
 	}
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
+	if v := data[7]; v != rff.FrequencyVersion {
+		return fmt.Errorf("%w: frequencies drawn by version %d, this build draws version %d", ErrFormat, v, rff.FrequencyVersion)
+	}
+	return nil
+}
+
+// parseHeader reads and validates the description that appendHeader wrote;
+// the caller has checked the magic, the versions, the length (at least
+// descSize bytes) and the checksum.
+func parseHeader(data []byte) (Description, error) {
+	bad := func(format string, args ...any) (Description, error) {
+		return Description{}, fmt.Errorf("%w: %s", ErrFormat, fmt.Sprintf(format, args...))
+	}
+	if data[11] != 0 {
+		return bad("reserved byte is %d", data[11])
+	}
+	le := binary.LittleEndian
+	desc := Description{
+		Map: rff.PairSpec{
+			Kernel:   exact.Kernel(data[8]),
+			Variant:  rff.Variant(data[9]),
+			Features: int(le.Uint32(data[12:])),
+			DimX:     int(le.Uint32(data[20:])),
+			DimY:     int(le.Uint32(data[24:])),
+			Seed:     le.Uint64(data[28:]),
+			SigmaX:   math.Float64frombits(le.Uint64(data[36:])),
+			SigmaY:   math.Float64frombits(le.Uint64(data[44:])),
+		},
+		Part:  Part(data[10]),
+		Index: int(le.Uint32(data[16:])),
+	}
+	if err := desc.Validate(); err != nil {
+		return bad("description: %v", err)
+	}
+	return desc, nil
 }

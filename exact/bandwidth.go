@@ -10,6 +10,12 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
+// This file is the one place where bandwidths are chosen: the rules and
+// their parsing, each rule's σ for one view (Bandwidth.Resolve), and
+// ResolveBandwidths for both views, which Estimate, package stream's pilot
+// sample and the Beam pipeline's sampling stage (module beam) all call, so
+// that a σ chosen on the same rows is the same everywhere.
+
 // BandwidthRule says how the bandwidth σ of a view is chosen.
 type BandwidthRule uint8
 
@@ -154,4 +160,78 @@ func MedianSigma(kern Kernel, x mat.Matrix) (float64, error) {
 		return 0, invalidf("median pairwise distance is 0 (are most rows identical?): give sigma explicitly")
 	}
 	return med / math.Sqrt2, nil
+}
+
+// ResolveBandwidths returns the bandwidths of both views under cfg's rules.
+// Fixed, median and explicit rules resolve per view; the auto rule takes the
+// argmax of DiME over AutoScales on the first AutoSampleRows rows (the rows
+// are used as given: pass a random sample if the data is sorted).
+func ResolveBandwidths(x, y mat.Matrix, cfg Config) (sigmaX, sigmaY float64, err error) {
+	if cfg.SigmaX.Rule != AutoRule && cfg.SigmaY.Rule != AutoRule {
+		_, sigmaX, sigmaY, err = resolveViews(x, y, cfg)
+		return sigmaX, sigmaY, err
+	}
+	n, _ := x.Dims()
+	if m := min(n, AutoSampleRows); m < n {
+		x = firstRows(x, m)
+		y = firstRows(y, m)
+	}
+	points, err := Sweep(x, y, cfg, AutoScales)
+	if err != nil {
+		return 0, 0, err
+	}
+	best := points[BestDiME(points)]
+	return best.SigmaX, best.SigmaY, nil
+}
+
+// firstRows returns the first m rows of x.
+func firstRows(x mat.Matrix, m int) mat.Matrix {
+	_, d := x.Dims()
+	if dense, ok := x.(*mat.Dense); ok {
+		return dense.Slice(0, m, 0, d)
+	}
+	return mat.DenseCopyOf(x).Slice(0, m, 0, d)
+}
+
+// resolveViews checks the shapes and values of the two views and resolves
+// their bandwidths.
+func resolveViews(x, y mat.Matrix, cfg Config) (n int, sigmaX, sigmaY float64, err error) {
+	if x == nil || y == nil {
+		return 0, 0, 0, invalidf("a view is nil")
+	}
+	nx, dx := x.Dims()
+	ny, dy := y.Dims()
+	switch {
+	case nx != ny:
+		return 0, 0, 0, invalidf("X has %d rows and Y has %d, want the same number", nx, ny)
+	case nx < 2:
+		return 0, 0, 0, invalidf("%d rows, want at least 2", nx)
+	case dx < 1:
+		return 0, 0, 0, invalidf("X has no columns")
+	case dy < 1:
+		return 0, 0, 0, invalidf("Y has no columns")
+	}
+	if err := CheckFinite(x); err != nil {
+		return 0, 0, 0, invalidf("X: %s", trimPrefix(err))
+	}
+	if err := CheckFinite(y); err != nil {
+		return 0, 0, 0, invalidf("Y: %s", trimPrefix(err))
+	}
+	// The auto rule is resolved by the caller, from both views; here it
+	// stands for the fixed bandwidth it scales.
+	if sigmaX, err = orFixed(cfg.SigmaX).Resolve(cfg.Kernel, x); err != nil {
+		return 0, 0, 0, invalidf("X: %s", trimPrefix(err))
+	}
+	if sigmaY, err = orFixed(cfg.SigmaY).Resolve(cfg.Kernel, y); err != nil {
+		return 0, 0, 0, invalidf("Y: %s", trimPrefix(err))
+	}
+	return nx, sigmaX, sigmaY, nil
+}
+
+// orFixed returns b, or the fixed rule in place of the auto rule.
+func orFixed(b Bandwidth) Bandwidth {
+	if b.Rule == AutoRule {
+		return Fixed()
+	}
+	return b
 }

@@ -270,49 +270,6 @@ func PermutationPValue(joint float64, null []float64) float64 {
 	return float64(k) / float64(len(null)+1)
 }
 
-// resolveViews checks the shapes and values of the two views and resolves
-// their bandwidths.
-func resolveViews(x, y mat.Matrix, cfg Config) (n int, sigmaX, sigmaY float64, err error) {
-	if x == nil || y == nil {
-		return 0, 0, 0, invalidf("a view is nil")
-	}
-	nx, dx := x.Dims()
-	ny, dy := y.Dims()
-	switch {
-	case nx != ny:
-		return 0, 0, 0, invalidf("X has %d rows and Y has %d, want the same number", nx, ny)
-	case nx < 2:
-		return 0, 0, 0, invalidf("%d rows, want at least 2", nx)
-	case dx < 1:
-		return 0, 0, 0, invalidf("X has no columns")
-	case dy < 1:
-		return 0, 0, 0, invalidf("Y has no columns")
-	}
-	if err := CheckFinite(x); err != nil {
-		return 0, 0, 0, invalidf("X: %s", trimPrefix(err))
-	}
-	if err := CheckFinite(y); err != nil {
-		return 0, 0, 0, invalidf("Y: %s", trimPrefix(err))
-	}
-	// The auto rule is resolved by the caller, from both views; here it
-	// stands for the fixed bandwidth it scales.
-	if sigmaX, err = orFixed(cfg.SigmaX).Resolve(cfg.Kernel, x); err != nil {
-		return 0, 0, 0, invalidf("X: %s", trimPrefix(err))
-	}
-	if sigmaY, err = orFixed(cfg.SigmaY).Resolve(cfg.Kernel, y); err != nil {
-		return 0, 0, 0, invalidf("Y: %s", trimPrefix(err))
-	}
-	return nx, sigmaX, sigmaY, nil
-}
-
-// orFixed returns b, or the fixed rule in place of the auto rule.
-func orFixed(b Bandwidth) Bandwidth {
-	if b.Rule == AutoRule {
-		return Fixed()
-	}
-	return b
-}
-
 // trimPrefix returns the message of an error of this package without its
 // "exact: " prefix, so that it can be prefixed again with context.
 func trimPrefix(err error) string {

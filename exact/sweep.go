@@ -82,34 +82,3 @@ func BestDiME(points []SweepPoint) int {
 	}
 	return best
 }
-
-// ResolveBandwidths returns the bandwidths of both views under cfg's rules.
-// Fixed, median and explicit rules resolve per view; the auto rule takes the
-// argmax of DiME over AutoScales on the first AutoSampleRows rows (the rows
-// are used as given: pass a random sample if the data is sorted).
-func ResolveBandwidths(x, y mat.Matrix, cfg Config) (sigmaX, sigmaY float64, err error) {
-	if cfg.SigmaX.Rule != AutoRule && cfg.SigmaY.Rule != AutoRule {
-		_, sigmaX, sigmaY, err = resolveViews(x, y, cfg)
-		return sigmaX, sigmaY, err
-	}
-	n, _ := x.Dims()
-	if m := min(n, AutoSampleRows); m < n {
-		x = firstRows(x, m)
-		y = firstRows(y, m)
-	}
-	points, err := Sweep(x, y, cfg, AutoScales)
-	if err != nil {
-		return 0, 0, err
-	}
-	best := points[BestDiME(points)]
-	return best.SigmaX, best.SigmaY, nil
-}
-
-// firstRows returns the first m rows of x.
-func firstRows(x mat.Matrix, m int) mat.Matrix {
-	_, d := x.Dims()
-	if dense, ok := x.(*mat.Dense); ok {
-		return dense.Slice(0, m, 0, d)
-	}
-	return mat.DenseCopyOf(x).Slice(0, m, 0, d)
-}

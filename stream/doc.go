@@ -216,6 +216,14 @@
 // (ErrOverlap), since their rows would count twice, and row counts that
 // would overflow. The ids change nothing in the estimates.
 //
+// Merge adds float64 sums, whose last bits depend on the order of the
+// merges. A Sum merges exactly instead (covariance.ExactSum, 128-bit fixed
+// point): any order and grouping of Sum.Add and Sum.Merge give the same
+// estimator bit for bit (its shard ids, random, aside), within round-off of
+// a float64 merge. It is what a distributed runner should use (package
+// dimebeam does), since it combines shards in whatever order its workers
+// finish.
+//
 // # In memory
 //
 // EstimateMatrices estimates from two matrices, all rows forming one scope.

@@ -31,7 +31,9 @@ var ErrIncompatible = errors.New("stream: incompatible states")
 //	size        field
 //	6           magic "dimeST"
 //	1           version (3)
-//	1           flags: bit 0 = the shard ids are truncated (MaxShards); other bits 0
+//	1           flags: bit 0 = the shard ids are truncated (MaxShards); bit 1 =
+//	            settings only (A = M = 0, no rows: a stream.Sum's template, read
+//	            only inside a Sum's encoding); other bits 0
 //	1 × 8       kernel, variant, skip analytic (0/1), bandwidth rule of X, of Y,
 //	            skip normalized (0/1), 2 reserved (0)
 //	4 × 5       features D, permutations P, width of X, width of Y, groups K (0: default)
@@ -63,6 +65,10 @@ const (
 	stateVersion = 3
 	// stateFlagTruncated marks a shard set that holds the MaxShards smallest ids.
 	stateFlagTruncated = 1
+	// stateFlagSettings marks the state of an estimator without rows whose
+	// accumulators and means are left out (all zero): the template of a
+	// Sum, whose sums its encoding holds.
+	stateFlagSettings = 2
 	// stateHeaderSize is the size of the fixed fields, up to the shard ids.
 	stateHeaderSize = 8 + 8 + 4*5 + 8*6 + 8*6
 )
@@ -82,12 +88,29 @@ func (e *Estimator) WriteState(w io.Writer) error {
 	if !e.Started() {
 		return invalidf("no rows to save")
 	}
-	var b []byte
+	b, err := e.appendState(nil, false)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// appendState appends the state of a started estimator to b; settingsOnly
+// leaves out the accumulators and means (stateFlagSettings), for an
+// estimator without rows.
+func (e *Estimator) appendState(b []byte, settingsOnly bool) ([]byte, error) {
 	le := binary.LittleEndian
 	c := e.cfg
 	var flags byte
 	if e.shards.truncated {
 		flags |= stateFlagTruncated
+	}
+	if settingsOnly {
+		if e.rows != 0 || e.skipped != 0 {
+			return nil, invalidf("settings only: the estimator holds rows")
+		}
+		flags |= stateFlagSettings
 	}
 	b = append(b, stateMagic...)
 	b = append(b, stateVersion, flags)
@@ -116,13 +139,19 @@ func (e *Estimator) WriteState(w io.Writer) error {
 	for _, v := range e.lastY {
 		b = le.AppendUint64(b, math.Float64bits(v))
 	}
+	if settingsOnly {
+		b = le.AppendUint32(b, 0)
+		b = le.AppendUint32(b, 0)
+		return le.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
+	}
+	b = slices.Grow(b, 8+len(e.accs)*(4+int(covariance.EncodedSize(c.Features)))+len(e.means)*(4+int(covariance.MeanEncodedSize(c.Features))))
 	b = le.AppendUint32(b, uint32(len(e.accs)))
 	for _, a := range e.accs {
 		start := len(b)
 		b = le.AppendUint32(b, 0)
 		var err error
 		if b, err = a.AppendBinary(b); err != nil {
-			return err
+			return nil, err
 		}
 		le.PutUint32(b[start:], uint32(len(b)-start-4))
 	}
@@ -132,13 +161,11 @@ func (e *Estimator) WriteState(w io.Writer) error {
 		b = le.AppendUint32(b, 0)
 		var err error
 		if b, err = m.AppendBinary(b); err != nil {
-			return err
+			return nil, err
 		}
 		le.PutUint32(b[start:], uint32(len(b)-start-4))
 	}
-	b = le.AppendUint32(b, crc32.Checksum(b, castagnoli))
-	_, err := w.Write(b)
-	return err
+	return le.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
 }
 
 func boolByte(v bool) byte {
@@ -326,7 +353,11 @@ func inputSize(r io.Reader) int64 {
 // first, which adds their size. The view widths cost nothing: the feature
 // maps, 8·D·(dimX + dimY) bytes, are built only when rows are added to the
 // restored estimator.
-func ReadState(rd io.Reader) (*Estimator, error) {
+func ReadState(rd io.Reader) (*Estimator, error) { return decodeState(rd, false) }
+
+// decodeState is ReadState; settingsOK accepts a settings-only state
+// (stateFlagSettings), which restores an estimator without rows.
+func decodeState(rd io.Reader, settingsOK bool) (*Estimator, error) {
 	size := inputSize(rd)
 	if size < 0 {
 		data, err := io.ReadAll(rd)
@@ -347,7 +378,7 @@ func ReadState(rd io.Reader) (*Estimator, error) {
 	}
 	flags := head[len(stateMagic)+1]
 	d := &stateDecoder{r: rd, left: size - int64(len(head)) - 4, crc: crc32.Update(0, castagnoli, head[:])}
-	e := d.decode(flags)
+	e := d.decode(flags, settingsOK)
 	if err := d.finish(); err != nil {
 		return nil, err
 	}
@@ -356,11 +387,16 @@ func ReadState(rd io.Reader) (*Estimator, error) {
 
 // decode reads the fields after the magic and version. It returns nil when
 // the decoder has failed.
-func (d *stateDecoder) decode(flags byte) *Estimator {
-	if flags&^stateFlagTruncated != 0 {
+func (d *stateDecoder) decode(flags byte, settingsOK bool) *Estimator {
+	known := byte(stateFlagTruncated)
+	if settingsOK {
+		known |= stateFlagSettings
+	}
+	if flags&^known != 0 {
 		d.fail("unknown flags %#x", flags)
 		return nil
 	}
+	settingsOnly := flags&stateFlagSettings != 0
 	var c Config
 	c.Kernel, c.Variant = exact.Kernel(d.u8()), rff.Variant(d.u8())
 	skip := d.u8()
@@ -393,6 +429,8 @@ func (d *stateDecoder) decode(flags byte) *Estimator {
 		d.fail("shuffle buffer of %d rows and pilot of %d rows, want at most %d and %d", shuffle, pilot, MaxShuffleRows, MaxPilotRows)
 	case rows > math.MaxInt64 || skipped > math.MaxInt64 || chunks > math.MaxInt64:
 		d.fail("row and chunk counts %d, %d and %d out of range", rows, skipped, chunks)
+	case settingsOnly && (rows != 0 || skipped != 0):
+		d.fail("settings only, with %d rows and %d skipped", rows, skipped)
 	}
 	if d.err != nil {
 		return nil
@@ -437,6 +475,9 @@ func (d *stateDecoder) decode(flags byte) *Estimator {
 	p := 2 * uint64(features)
 	accDescs, meanDescs := layout(c, spec)
 	A, M := uint64(len(accDescs)), uint64(len(meanDescs))
+	if settingsOnly {
+		A, M = 0, 0
+	}
 	accSize := uint64(covariance.EncodedSize(int(features)))
 	meanSize := uint64(covariance.MeanEncodedSize(int(features)))
 	if !d.fits(8*p+4+A*(4+accSize)+4+M*(4+meanSize), fmt.Sprintf("%d accumulators and %d means of %d features", A, M, p)) {
@@ -456,6 +497,22 @@ func (d *stateDecoder) decode(flags byte) *Estimator {
 	}
 	if n := d.u32(); d.err == nil && uint64(n) != A {
 		d.fail("%d accumulators, want %d", n, A)
+	}
+	if settingsOnly {
+		if n := d.u32(); d.err == nil && n != 0 {
+			d.fail("%d means in a settings-only state", n)
+		}
+		if d.err != nil {
+			return nil
+		}
+		if err := e.start(sigmaX, sigmaY); err != nil { // empty accumulators and means
+			d.fail("%v", err)
+			return nil
+		}
+		e.lastY, e.haveLastY = lastY, haveLastY == 1
+		e.shards = shards
+		e.chunks = int64(chunks)
+		return e
 	}
 	accs := make([]*covariance.Accumulator, A)
 	for i := range accs {

@@ -8,114 +8,21 @@ import (
 	"math"
 	"strings"
 	"text/tabwriter"
-	"time"
 
-	"github.com/dime-project/dime/exact"
-	"github.com/dime-project/dime/stream"
+	rpt "github.com/dime-project/dime/internal/report"
 )
 
-// number is a float64 that encodes NaN and ±Inf as JSON null.
-type number float64
+// The report of one estimate is shared with the dimebeam command, so that
+// their JSON match field for field.
+type (
+	number = rpt.Number
+	report = rpt.Report
+)
 
-// MarshalJSON implements json.Marshaler.
-func (n number) MarshalJSON() ([]byte, error) {
-	f := float64(n)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return []byte("null"), nil
-	}
-	return json.Marshal(f)
-}
-
-// report is the result of one estimate as the commands print it. Its JSON
-// field names are part of the command's interface.
-type report struct {
-	Estimator      string   `json:"estimator"` // "exact" or "rff"
-	Input          string   `json:"input,omitempty"`
-	Rows           int64    `json:"rows"`
-	SkippedRows    int64    `json:"skipped_rows"`
-	XColumns       []string `json:"x_columns"`
-	YColumns       []string `json:"y_columns"`
-	Kernel         string   `json:"kernel"`
-	Alpha          float64  `json:"alpha"`
-	SigmaRuleX     string   `json:"sigma_rule_x"`
-	SigmaRuleY     string   `json:"sigma_rule_y"`
-	SigmaX         float64  `json:"sigma_x"`
-	SigmaY         float64  `json:"sigma_y"`
-	Features       int      `json:"features,omitempty"` // rff: D frequencies
-	Variant        string   `json:"variant,omitempty"`  // rff
-	ShuffleRows    *int     `json:"shuffle_buffer,omitempty"`
-	Permutations   int      `json:"permutations"`
-	Seed           uint64   `json:"seed"`
-	SampledFrom    int64    `json:"sampled_from_rows,omitempty"` // exact: rows in the input
-	EntropyX       number   `json:"entropy_x"`
-	EntropyY       number   `json:"entropy_y"`
-	EntropyJoint   number   `json:"entropy_joint"`
-	MI             number   `json:"mutual_information"`
-	DiME           number   `json:"dime"`
-	DiMEStdErr     number   `json:"dime_stderr"`
-	DiMEAnalytic   *number  `json:"dime_analytic,omitempty"` // rff
-	DiMENormalized *number  `json:"dime_normalized,omitempty"`
-	DiMEEstimator  string   `json:"dime_estimator,omitempty"` // rff: "analytic-jackknife" or "permutations"
-	Groups         int      `json:"groups,omitempty"`         // rff: K groups of the jackknife
-	DiMESelfX      *number  `json:"dime_self_x,omitempty"`    // rff: DiME(X;X'), the normalized score's self terms
-	DiMESelfY      *number  `json:"dime_self_y,omitempty"`
-	TestStatistic  *number  `json:"test_statistic,omitempty"` // rff: the RFF-HSIC statistic
-	TestNullMean   *number  `json:"test_null_mean,omitempty"` // rff: its expectation under independence
-	PValuePerms    *number  `json:"p_value_permutations,omitempty"`
-	PValue         *number  `json:"p_value,omitempty"`
-	PValueTest     string   `json:"p_value_test,omitempty"`      // exact: "hsic" or "permutation"
-	TestPerms      int      `json:"test_permutations,omitempty"` // exact: null replicates of the permutation test
-	Partial        bool     `json:"partial,omitempty"`           // score cut short by a signal: the rows read so far
-	ElapsedSeconds float64  `json:"elapsed_seconds"`
-}
-
-func exactReport(r exact.Result, cfg exact.Config, xcols, ycols []string, elapsed time.Duration) report {
-	p := number(r.PValue)
-	var norm *number
-	if !cfg.SkipNormalized {
-		v := number(r.Normalized)
-		norm = &v
-	}
-	return report{
-		DiMENormalized: norm,
-		PValue:         &p, PValueTest: r.Test.String(), TestPerms: r.TestPermutations,
-		Estimator: "exact", Rows: int64(r.Rows), XColumns: xcols, YColumns: ycols,
-		Kernel: r.Kernel.String(), Alpha: r.Alpha,
-		SigmaRuleX: cfg.SigmaX.String(), SigmaRuleY: cfg.SigmaY.String(), SigmaX: r.SigmaX, SigmaY: r.SigmaY,
-		Permutations: r.Permutations, Seed: r.Seed,
-		EntropyX: number(r.EntropyX), EntropyY: number(r.EntropyY), EntropyJoint: number(r.EntropyJoint),
-		MI: number(r.MutualInformation), DiME: number(r.DiME), DiMEStdErr: number(r.DiMEStdErr),
-		ElapsedSeconds: elapsed.Seconds(),
-	}
-}
-
-func rffReport(r stream.Result, elapsed time.Duration) report {
-	analytic, p := number(r.DiMEAnalytic), number(r.PValue)
-	norm, selfX, selfY := number(r.DiMENormalized), number(r.DiMESelfX), number(r.DiMESelfY)
-	stat, nullMean := number(r.TestStatistic), number(r.TestNullMean)
-	shuffle := r.ShuffleRows
-	how := "analytic-jackknife"
-	var pPerms *number
-	if r.Permutations > 0 {
-		how = "permutations"
-		if r.Permutations > 1 {
-			v := number(r.PValuePermutations)
-			pPerms = &v
-		}
-	}
-	return report{
-		DiMENormalized: &norm, DiMEEstimator: how, Groups: r.Groups, DiMESelfX: &selfX, DiMESelfY: &selfY,
-		TestStatistic: &stat, TestNullMean: &nullMean, PValuePerms: pPerms,
-		Estimator: "rff", Rows: r.Rows, SkippedRows: r.SkippedRows, XColumns: r.XColumns, YColumns: r.YColumns,
-		Kernel: r.Kernel.String(), Alpha: r.Alpha,
-		SigmaRuleX: r.BandwidthX.String(), SigmaRuleY: r.BandwidthY.String(), SigmaX: r.SigmaX, SigmaY: r.SigmaY,
-		Features: r.Features, Variant: r.Variant.String(), ShuffleRows: &shuffle,
-		Permutations: r.Permutations, Seed: r.Seed,
-		EntropyX: number(r.EntropyX), EntropyY: number(r.EntropyY), EntropyJoint: number(r.EntropyJoint),
-		MI: number(r.MutualInformation), DiME: number(r.DiME), DiMEStdErr: number(r.DiMEStdErr),
-		DiMEAnalytic: &analytic, PValue: &p, ElapsedSeconds: elapsed.Seconds(),
-	}
-}
+var (
+	exactReport = rpt.Exact
+	rffReport   = rpt.RFF
+)
 
 // writeJSON writes v as one line of JSON.
 func writeJSON(w io.Writer, v any) error {

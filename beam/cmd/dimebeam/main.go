@@ -1,0 +1,77 @@
+// Command dimebeam scores a dataset with dime's streaming RFF estimator on
+// Apache Beam: locally on Prism (the default) or the direct runner, or on
+// Google Cloud Dataflow, Apache Flink and Apache Spark.
+//
+//	dimebeam --input DIR|PATTERN --x COLS --y COLS [--sigma … --features …]
+//	         [--output result.json] [--save-state all.state] [--runner prism]
+//
+// It prints one JSON object with the fields of dime score --json (and writes
+// it to --output), and with --save-state the merged state that dime merge
+// and stream.ReadState read. Every flag of the Beam SDK and its runners is
+// accepted too (--endpoint, --environment_type, --project, --region,
+// --temp_location, …). Errors are one line on stderr; the exit status is 2
+// for usage and input errors, 1 for other failures. See the README's
+// "Beyond one machine".
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/direct"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/spark"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
+)
+
+func main() {
+	var o options
+	o.register(flag.CommandLine)
+	flag.Usage = func() { usage(flag.CommandLine.Output()) }
+	flag.Parse()
+	// A worker started by a runner runs its harness here and never returns.
+	beam.Init()
+	o.args = flag.Args()
+	os.Exit(run(context.Background(), o, os.Stdout, os.Stderr))
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage: dimebeam --input DIR|PATTERN|FILE --x COLS --y COLS [flags]
+
+Scores a dataset with dime's streaming RFF estimator on Apache Beam and
+prints the result as one JSON object (the fields of dime score --json).
+
+dimebeam flags:
+`)
+	fs := flag.NewFlagSet("dimebeam", flag.ContinueOnError)
+	var o options
+	o.register(fs)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fmt.Fprint(w, `
+Beam flags: --runner prism|direct|dataflow|flink|spark|universal (default
+prism), --endpoint, --environment_type, --project, --region, --temp_location,
+--staging_location, --worker_binary, --async and the others of the Beam Go
+SDK and its runners.
+`)
+}
+
+// quietLogs silences the runners' logs (Prism logs every job step at INFO)
+// unless verbose: dimebeam's own messages and errors are enough.
+func quietLogs(stderr io.Writer, verbose bool) {
+	level := slog.Level(100) // above every level: nothing
+	if verbose {
+		level = slog.LevelInfo
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
+}

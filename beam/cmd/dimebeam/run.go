@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
+
+	dimebeam "github.com/dime-project/dime/beam"
+	"github.com/dime-project/dime/internal/report"
+	dimeio "github.com/dime-project/dime/io"
+	"github.com/dime-project/dime/stream"
+)
+
+func init() {
+	register.DoFn1x2[stream.Result, []byte, error](&reportFn{})
+}
+
+// The runners dimebeam offers, and those that run the workers in this
+// process, so that they can write to a local temporary file.
+var (
+	knownRunners = []string{"prism", "direct", "dataflow", "flink", "spark", "universal"}
+	localRunners = []string{"prism", "direct"}
+)
+
+// run runs the command and returns its exit status.
+func run(ctx context.Context, o options, stdout, stderr io.Writer) int {
+	quietLogs(stderr, o.verbose)
+	err := score(ctx, o, stdout, stderr)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "dimebeam: %s\n", strings.TrimPrefix(errorLine(err), "dimebeam: "))
+	if errors.Is(err, errUsage) {
+		return 2
+	}
+	return 1
+}
+
+func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
+	start := time.Now()
+	runner := o.runner
+	if runner == "" {
+		runner = *runners.Runner
+	}
+	if runner == "" {
+		runner = "prism"
+	}
+	runner = strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(runner, "Runner"), "runner"))
+	if !slices.Contains(knownRunners, runner) {
+		return usagef("--runner %q: want one of %s", runner, strings.Join(knownRunners, ", "))
+	}
+	cfg, inputs, err := o.config()
+	if err != nil {
+		return err
+	}
+	local := slices.Contains(localRunners, runner) || strings.EqualFold(*jobopts.EnvironmentType, "loopback")
+	output := o.output
+	if output == "" {
+		if !local {
+			return usagef("--output is required with --runner %s: the workers write the result there", runner)
+		}
+		dir, err := os.MkdirTemp("", "dimebeam-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		output = filepath.Join(dir, "result.json")
+	}
+	files, err := dimebeam.Check(ctx, inputs, cfg)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	// The input as dime score names it: the arguments, and the number of
+	// files when it is not one.
+	input := strings.Join(inputs, " ")
+	if files != 1 || len(inputs) != 1 {
+		input += fmt.Sprintf(" (%d files)", files)
+	}
+	for _, out := range []string{o.output, o.saveState} {
+		if out != "" && overwritesInput(out, inputs) {
+			return usagef("%s is an input: refusing to overwrite it", out)
+		}
+	}
+
+	p, s := beam.NewPipelineWithRoot()
+	states := dimebeam.States(s, beam.CreateList(s, inputs), cfg)
+	reports := beam.ParDo(s, &reportFn{Input: input, Start: start.UnixNano()}, dimebeam.Results(s, states, cfg))
+	dimebeam.WriteFile(s, reports, output)
+	if o.saveState != "" {
+		dimebeam.WriteFile(s, states, o.saveState)
+	}
+	if _, err := beam.Run(ctx, runner, p); err != nil {
+		return pipelineError(err)
+	}
+	if *jobopts.Async {
+		fmt.Fprintf(stderr, "dimebeam: job submitted; the result will be written to %s\n", output)
+		return nil
+	}
+	return printResult(ctx, output, cfg.SampleRows, stdout, stderr)
+}
+
+// printResult prints the JSON the pipeline wrote, and on stderr the
+// bandwidths that a rule chose.
+func printResult(ctx context.Context, output string, sampleRows int, stdout, stderr io.Writer) error {
+	fs, err := filesystem.New(ctx, output)
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	b, err := filesystem.Read(ctx, fs, output)
+	if err != nil {
+		if *jobopts.Async {
+			return nil
+		}
+		// A job that wrote nothing had no rows to combine.
+		return fmt.Errorf("%w: reading the result %s: %v (no rows in the input?)", errUsage, output, err)
+	}
+	var r report.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("reading the result %s: %v", output, err)
+	}
+	var chosen []string
+	for _, v := range []struct {
+		name, rule string
+		sigma      float64
+	}{{"sigma_x", r.SigmaRuleX, r.SigmaX}, {"sigma_y", r.SigmaRuleY, r.SigmaY}} {
+		if v.rule == "median" || v.rule == "auto" {
+			chosen = append(chosen, fmt.Sprintf("%s %.9g (%s)", v.name, v.sigma, v.rule))
+		}
+	}
+	if len(chosen) > 0 {
+		fmt.Fprintf(stderr, "dimebeam: %s, chosen on a seeded uniform sample of %d rows of the dataset and used by every split\n",
+			strings.Join(chosen, ", "), min(int64(sampleRows), r.Rows))
+	}
+	_, err = stdout.Write(b)
+	return err
+}
+
+// reportFn turns the result into the JSON of dime score --json, one line.
+type reportFn struct {
+	Input string
+	Start int64 // the launch, in Unix nanoseconds: elapsed_seconds counts from it
+}
+
+func (f *reportFn) ProcessElement(r stream.Result) ([]byte, error) {
+	rep := report.RFF(r, time.Since(time.Unix(0, f.Start)))
+	rep.Input = f.Input
+	b, err := json.Marshal(rep)
+	return append(b, '\n'), err
+}
+
+// overwritesInput reports whether a local output path is an input, or a
+// data file inside an input directory (which it would clobber, or join).
+func overwritesInput(out string, inputs []string) bool {
+	o, err := filepath.Abs(out)
+	if err != nil || strings.Contains(out, "://") {
+		return false
+	}
+	for _, in := range inputs {
+		i, err := filepath.Abs(in)
+		if err != nil {
+			continue
+		}
+		if o == i {
+			return true
+		}
+		st, err := os.Stat(i)
+		if err == nil && st.IsDir() && strings.HasPrefix(o, i+string(filepath.Separator)) {
+			if _, err := dimeio.FormatFromPath(o); err == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pipelineError returns the error of a failed job: the first line of the
+// runner's report that comes from dime's packages (the runner wraps it in
+// the plan of the failed stage), marked as an input error when it is about
+// the data.
+func pipelineError(err error) error {
+	line := errorLine(err)
+	for _, p := range []string{"dimeio: ", "dimebeam: ", "stream: invalid input", "stream: incompatible"} {
+		if strings.HasPrefix(line, p) {
+			return fmt.Errorf("%w: %s", errUsage, line)
+		}
+	}
+	return errors.New(line)
+}
+
+// errorLine returns the line of err's message that says what went wrong.
+func errorLine(err error) string {
+	msg := err.Error()
+	if errors.Is(err, errUsage) {
+		msg = strings.TrimPrefix(msg, errUsage.Error()+": ")
+	}
+	lines := strings.Split(msg, "\n")
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		for _, p := range []string{"dimeio: ", "dimebeam: ", "stream: ", "covariance: ", "exact: "} {
+			if i := strings.Index(l, p); i >= 0 {
+				return l[i:]
+			}
+		}
+	}
+	return strings.Join(strings.Fields(msg), " ")
+}

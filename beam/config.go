@@ -1,0 +1,104 @@
+package dimebeam
+
+import (
+	"errors"
+	"fmt"
+
+	dimeio "github.com/dime-project/dime/io"
+	"github.com/dime-project/dime/stream"
+)
+
+// ErrConfig is matched by the errors of Config.Validate.
+var ErrConfig = errors.New("dimebeam: invalid configuration")
+
+// Config says what a pipeline computes and how it reads its inputs. Its
+// fields are plain values: Beam serializes it into the pipeline with the
+// functions that use it.
+type Config struct {
+	// Stream holds the estimator's settings. Its XColumns and YColumns are
+	// the columns of the views (required). Bandwidth rules median and auto
+	// are resolved once, on a seeded uniform sample of the whole dataset
+	// (SampleRows rows), and the σ they give is used by every split;
+	// PilotRows, HalfLife and Workers are not used by a pipeline (Workers:
+	// each split's estimator uses GOMAXPROCS goroutines of its worker).
+	Stream stream.Config
+	// Format overrides the format that file extensions give.
+	Format dimeio.Format
+	// Where keeps the files whose hive partitions meet every condition
+	// (dimeio.ParseWhere); the others are never opened.
+	Where []dimeio.Condition
+	// BatchSize is the number of rows per block read (dimeio's default
+	// when 0).
+	BatchSize int
+	// SkipInvalid drops rows with a null, NaN or infinity in a selected
+	// column, counted in the result, instead of failing.
+	SkipInvalid bool
+	// SplitRows is the number of rows a split aims at: a Parquet file with
+	// more rows is read as several splits of whole row groups, so that the
+	// work of a large file spreads over workers. 0 means DefaultSplitRows.
+	SplitRows int64
+	// SampleRows is the size of the uniform sample on which median and
+	// auto bandwidths are chosen; 0 means stream.DefaultPilotRows, as
+	// dime score's pilot.
+	SampleRows int
+}
+
+// DefaultSplitRows is the default Config.SplitRows: about a minute of work
+// for one core at the default settings, large enough that the fixed cost
+// of a split (its estimator's state, about 29 MB at D = 256 with the
+// default 4 groups, encoded, added and sent once per split) is small.
+const DefaultSplitRows = 1 << 20
+
+// MaxSampleRows bounds Config.SampleRows: the sample travels through the
+// pipeline as one element and the auto rule costs O(n³).
+const MaxSampleRows = 1 << 16
+
+// Validate returns an error matching ErrConfig if a setting is out of
+// range.
+func (c Config) Validate() error {
+	if err := c.Stream.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	switch {
+	case len(c.Stream.XColumns) == 0 || len(c.Stream.YColumns) == 0:
+		return fmt.Errorf("%w: name the columns of both views (Stream.XColumns, Stream.YColumns)", ErrConfig)
+	case c.Stream.HalfLife != 0:
+		return fmt.Errorf("%w: a half-life weighs rows by their order, which a pipeline does not have", ErrConfig)
+	case c.BatchSize < 0:
+		return fmt.Errorf("%w: batch size %d", ErrConfig, c.BatchSize)
+	case c.SplitRows < 0:
+		return fmt.Errorf("%w: split rows %d", ErrConfig, c.SplitRows)
+	case c.SampleRows < 0 || c.SampleRows > MaxSampleRows:
+		return fmt.Errorf("%w: sample rows %d, want 2 to %d (0: %d)", ErrConfig, c.SampleRows, MaxSampleRows, stream.DefaultPilotRows)
+	case c.SampleRows == 1:
+		return fmt.Errorf("%w: sample rows 1, want at least 2", ErrConfig)
+	}
+	return nil
+}
+
+// needsSample reports whether a bandwidth rule looks at the data.
+func (c Config) needsSample() bool {
+	return c.Stream.BandwidthX.NeedsData() || c.Stream.BandwidthY.NeedsData()
+}
+
+func (c Config) sampleRows() int {
+	if c.SampleRows > 0 {
+		return c.SampleRows
+	}
+	return stream.DefaultPilotRows
+}
+
+func (c Config) splitRows() int64 {
+	if c.SplitRows > 0 {
+		return c.SplitRows
+	}
+	return DefaultSplitRows
+}
+
+// readOptions returns the options of dimeio for the views.
+func (c Config) readOptions() dimeio.Options {
+	return dimeio.Options{
+		X: c.Stream.XColumns, Y: c.Stream.YColumns, Format: c.Format, Where: c.Where,
+		BatchSize: c.BatchSize, SkipInvalid: c.SkipInvalid, Prefetch: true,
+	}
+}

@@ -1,0 +1,352 @@
+package dimebeam
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/dime-project/dime/exact"
+	dimeio "github.com/dime-project/dime/io"
+	"github.com/dime-project/dime/stream"
+)
+
+func init() {
+	register.DoFn4x1[context.Context, int, func(*string) bool, func(dimeio.Input), error](&resolveFn{})
+	register.DoFn3x1[context.Context, dimeio.Input, func(Split), error](&splitFn{})
+	register.DoFn2x2[context.Context, Split, Sample, error](&sampleFn{})
+	register.DoFn2x2[context.Context, Sample, Bandwidths, error](&chooseFn{})
+	register.DoFn3x2[context.Context, Split, Bandwidths, []byte, error](&scoreFn{})
+	register.DoFn2x2[context.Context, []byte, stream.Result, error](&resultFn{})
+	register.Iter1[string]()
+	register.Emitter1[dimeio.Input]()
+	register.Emitter1[Split]()
+	register.Combiner3[Sample, Sample, Sample](&sampleCombineFn{})
+	register.Combiner3[*stream.Sum, []byte, []byte](&sumFn{})
+	beam.RegisterCoder(reflect.TypeOf((*stream.Sum)(nil)), encodeSum, decodeSum)
+	beam.RegisterCoder(reflect.TypeOf(stream.Result{}), encodeResult, decodeResult)
+}
+
+// ScoreFiles scores the dataset that files name and returns a PCollection
+// of one stream.Result: the RFF entropies, mutual information and DiME of
+// every row, as one streaming estimator over the same files would give them
+// (see States for how).
+func ScoreFiles(s beam.Scope, files beam.PCollection, cfg Config) beam.PCollection {
+	s = s.Scope("dimebeam.ScoreFiles")
+	return Results(s, States(s, files, cfg), cfg)
+}
+
+// Results returns the stream.Result of each state of states (the output of
+// States, one []byte), reporting the bandwidth rules of cfg.
+func Results(s beam.Scope, states beam.PCollection, cfg Config) beam.PCollection {
+	return beam.ParDo(s.Scope("dimebeam.Results"), &resultFn{Cfg: cfg}, states)
+}
+
+// Check resolves inputs as States will, on this machine, and opens the
+// first data file with cfg's columns: a pipeline's launcher calls it to
+// report a missing file, an empty directory or a bad column at once rather
+// than from the workers. It reads no rows, and returns the number of data
+// files.
+func Check(ctx context.Context, inputs []string, cfg Config) (files int, err error) {
+	if err := cfg.Validate(); err != nil {
+		return 0, err
+	}
+	all, err := resolve(ctx, inputs, cfg)
+	if err != nil {
+		return 0, err
+	}
+	r, err := dimeio.OpenInput(ctx, all[0], nil, cfg.readOptions())
+	if err != nil {
+		return 0, err
+	}
+	return len(all), r.Close()
+}
+
+// States scores the dataset that files name and returns a PCollection of
+// one []byte: the state of the estimator of every row (stream.WriteState),
+// which stream.ReadState and dime merge read.
+//
+// The elements of files are what dime score takes as arguments: data files,
+// directories, quoted glob patterns and object-storage URLs (s3://, gs://,
+// azblob://), resolved together by package io's dataset layer on a worker
+// (sorted, each file once, Config.Where applied). Each file becomes one
+// split or, for a Parquet file of more than Config.SplitRows rows, several
+// splits of whole row groups; the files and then the splits are
+// redistributed over the workers (rows are never shuffled: only the
+// descriptions of the splits are).
+// Every split is read by the io package into a stream.Estimator of its own,
+// and the estimators' states are combined by a CombineFn that merges them
+// exactly (stream.Sum), so that the result is the same, bit for bit,
+// whatever the order in which the runner merges them, and whatever the
+// bundles. When a bandwidth rule looks at the data (median, auto), a first
+// stage draws a seeded uniform sample of Config.SampleRows rows from the
+// whole dataset and chooses the bandwidths on it; they reach every split as
+// a side input, so that all splits share one feature map. An invalid
+// configuration panics (check it with Config.Validate first); input errors
+// fail the pipeline with an error naming the file.
+func States(s beam.Scope, files beam.PCollection, cfg Config) beam.PCollection {
+	if err := cfg.Validate(); err != nil {
+		panic(err)
+	}
+	s = s.Scope("dimebeam.States")
+	names := beam.GroupByKey(s, beam.AddFixedKey(s, files))
+	inputs := beam.Reshuffle(s, beam.ParDo(s, &resolveFn{Cfg: cfg}, names))
+	splits := beam.Reshuffle(s, beam.ParDo(s, &splitFn{Cfg: cfg}, inputs))
+	var bw beam.PCollection
+	if cfg.needsSample() {
+		bw = ChooseBandwidths(s, splits, cfg)
+	} else {
+		bw = beam.Create(s, Bandwidths{})
+	}
+	states := beam.ParDo(s, &scoreFn{Cfg: cfg}, splits, beam.SideInput{Input: bw})
+	return beam.Combine(s, &sumFn{}, states)
+}
+
+// ChooseBandwidths returns a PCollection of one Bandwidths: the σ that the
+// data-dependent rules of cfg (median, auto) choose on a seeded uniform
+// sample of Config.SampleRows rows of the splits.
+func ChooseBandwidths(s beam.Scope, splits beam.PCollection, cfg Config) beam.PCollection {
+	s = s.Scope("dimebeam.ChooseBandwidths")
+	samples := beam.ParDo(s, &sampleFn{Cfg: cfg}, splits)
+	return beam.ParDo(s, &chooseFn{Cfg: cfg}, beam.Combine(s, &sampleCombineFn{}, samples))
+}
+
+// resolveFn resolves all the names given into the dataset's data files, as
+// dime score resolves its arguments (sorted, each file once, --where).
+type resolveFn struct{ Cfg Config }
+
+func (f *resolveFn) ProcessElement(ctx context.Context, _ int, names func(*string) bool, emit func(dimeio.Input)) error {
+	var all []string
+	var n string
+	for names(&n) {
+		all = append(all, n)
+	}
+	slices.Sort(all)
+	inputs, err := resolve(ctx, all, f.Cfg)
+	if err != nil {
+		return err
+	}
+	for _, in := range inputs {
+		emit(in)
+	}
+	return nil
+}
+
+// splitFn cuts a data file into splits, reading a Parquet file's footer.
+type splitFn struct{ Cfg Config }
+
+func (f *splitFn) ProcessElement(ctx context.Context, in dimeio.Input, emit func(Split)) error {
+	splits, err := planSplits(ctx, in, f.Cfg)
+	if err != nil {
+		return err
+	}
+	for _, sp := range splits {
+		emit(sp)
+	}
+	return nil
+}
+
+// readSplit reads every block of a split, calling add for each with the
+// index in the file of its first row, and returns the rows skipped.
+func readSplit(ctx context.Context, sp Split, cfg Config, add func(x, y []float64, rows int, first int64) error) (dimX, dimY int, skipped int64, err error) {
+	r, err := openSplit(ctx, sp, cfg.readOptions())
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer r.Close()
+	first := sp.FirstRow
+	for r.Next() {
+		if err := add(r.X(), r.Y(), r.Rows(), first); err != nil {
+			return 0, 0, 0, fmt.Errorf("dimebeam: %s: %w", sp, err)
+		}
+		first += int64(r.Rows())
+	}
+	if err := r.Err(); err != nil {
+		return 0, 0, 0, err
+	}
+	return r.DimX(), r.DimY(), r.Skipped(), nil
+}
+
+// sampleFn draws the sample of a split.
+type sampleFn struct{ Cfg Config }
+
+func (f *sampleFn) ProcessElement(ctx context.Context, sp Split) (Sample, error) {
+	var rows *sampleRows
+	_, _, _, err := readSplit(ctx, sp, f.Cfg, func(x, y []float64, n int, first int64) error {
+		if rows == nil {
+			rows = newSampleRows(f.Cfg.sampleRows(), len(x)/max(n, 1), len(y)/max(n, 1), f.Cfg.Stream.Seed, sp.Input.Path)
+		}
+		rows.add(x, y, n, first)
+		return nil
+	})
+	if err != nil || rows == nil {
+		return Sample{}, err
+	}
+	return rows.sample(), nil
+}
+
+// sampleCombineFn merges samples.
+type sampleCombineFn struct{}
+
+func (sampleCombineFn) CreateAccumulator() Sample { return Sample{} }
+
+func (sampleCombineFn) AddInput(a, s Sample) (Sample, error) { return a.merge(s) }
+
+func (sampleCombineFn) MergeAccumulators(a, b Sample) (Sample, error) { return a.merge(b) }
+
+func (sampleCombineFn) ExtractOutput(a Sample) Sample { return a }
+
+// chooseFn chooses the bandwidths on the dataset's sample.
+type chooseFn struct{ Cfg Config }
+
+func (f *chooseFn) ProcessElement(ctx context.Context, s Sample) (Bandwidths, error) {
+	b, err := choose(f.Cfg, s)
+	if err != nil {
+		return b, err
+	}
+	log.Infof(ctx, "dimebeam: bandwidths chosen on a uniform sample of %d of %d rows: %s", b.SampleRows, b.SeenRows, b.describe(f.Cfg))
+	return b, nil
+}
+
+// describe says which bandwidths were chosen, by which rules.
+func (b Bandwidths) describe(cfg Config) string {
+	var out []byte
+	for _, v := range []struct {
+		name  string
+		rule  exact.Bandwidth
+		sigma float64
+	}{{"sigma_x", cfg.Stream.BandwidthX, b.SigmaX}, {"sigma_y", cfg.Stream.BandwidthY, b.SigmaY}} {
+		if !v.rule.NeedsData() {
+			continue
+		}
+		if len(out) > 0 {
+			out = append(out, ", "...)
+		}
+		out = fmt.Appendf(out, "%s %.9g (%s)", v.name, v.sigma, v.rule)
+	}
+	return string(out)
+}
+
+// splitConfig returns the estimator settings of every split: the chosen
+// bandwidths in place of data-dependent rules.
+func (b Bandwidths) splitConfig(cfg Config) stream.Config {
+	c := cfg.Stream
+	if c.BandwidthX.NeedsData() {
+		c.BandwidthX = exact.Sigma(b.SigmaX)
+	}
+	if c.BandwidthY.NeedsData() {
+		c.BandwidthY = exact.Sigma(b.SigmaY)
+	}
+	c.PilotRows, c.HalfLife, c.Workers = 0, 0, 0
+	return c
+}
+
+// scoreFn reads a split into an estimator of its own and emits its state.
+type scoreFn struct{ Cfg Config }
+
+func (f *scoreFn) ProcessElement(ctx context.Context, sp Split, bw Bandwidths) ([]byte, error) {
+	cfg := bw.splitConfig(f.Cfg)
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("dimebeam: %s: %v", sp, err)
+	}
+	var est *stream.Estimator
+	dimX, dimY, skipped, err := readSplit(ctx, sp, f.Cfg, func(x, y []float64, n int, _ int64) error {
+		if est == nil {
+			e, err := stream.New(len(x)/max(n, 1), len(y)/max(n, 1), cfg)
+			if err != nil {
+				return err
+			}
+			est = e
+		}
+		return est.Add(x, y, n)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if est == nil { // no rows: the state of an empty estimator counts the skipped ones
+		if est, err = stream.New(max(dimX, 1), max(dimY, 1), cfg); err != nil {
+			return nil, fmt.Errorf("dimebeam: %s: %v", sp, err)
+		}
+	}
+	est.Skip(skipped)
+	return est.MarshalBinary()
+}
+
+// sumFn combines the states of the splits exactly (stream.Sum), so that the
+// runner's order of merges does not change a bit of the result.
+type sumFn struct{}
+
+func (sumFn) CreateAccumulator() *stream.Sum { return &stream.Sum{} }
+
+func (sumFn) AddInput(s *stream.Sum, state []byte) (*stream.Sum, error) {
+	e, err := stream.ReadState(bytes.NewReader(state))
+	if err != nil {
+		return nil, fmt.Errorf("dimebeam: a split's state: %v", err)
+	}
+	if err := s.Add(e); err != nil {
+		return nil, fmt.Errorf("dimebeam: combining the splits: %v", err)
+	}
+	return s, nil
+}
+
+func (sumFn) MergeAccumulators(a, b *stream.Sum) (*stream.Sum, error) {
+	if err := a.Merge(b); err != nil {
+		return nil, fmt.Errorf("dimebeam: combining the splits: %v", err)
+	}
+	return a, nil
+}
+
+func (sumFn) ExtractOutput(s *stream.Sum) ([]byte, error) {
+	if s.Empty() {
+		return nil, nil
+	}
+	e, err := s.Estimator()
+	if err != nil {
+		return nil, err
+	}
+	return e.MarshalBinary()
+}
+
+func encodeSum(s *stream.Sum) ([]byte, error) { return s.MarshalBinary() }
+
+func decodeSum(b []byte) (*stream.Sum, error) {
+	var s stream.Sum
+	if err := s.UnmarshalBinary(b); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// resultFn computes the result of the merged state.
+type resultFn struct{ Cfg Config }
+
+func (f *resultFn) ProcessElement(ctx context.Context, state []byte) (stream.Result, error) {
+	if len(state) == 0 {
+		return stream.Result{}, fmt.Errorf("dimebeam: no rows in the input")
+	}
+	e, err := stream.ReadState(bytes.NewReader(state))
+	if err != nil {
+		return stream.Result{}, err
+	}
+	if e.Rows() < 2 {
+		return stream.Result{}, fmt.Errorf("dimebeam: %d rows in the input: need at least 2", e.Rows())
+	}
+	r, err := e.Result()
+	if err != nil {
+		return r, err
+	}
+	// The splits used the bandwidths chosen on the sample as explicit
+	// values: report the rules that chose them.
+	if f.Cfg.Stream.BandwidthX.NeedsData() {
+		r.BandwidthX = f.Cfg.Stream.BandwidthX
+	}
+	if f.Cfg.Stream.BandwidthY.NeedsData() {
+		r.BandwidthY = f.Cfg.Stream.BandwidthY
+	}
+	return r, nil
+}

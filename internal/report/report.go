@@ -1,0 +1,117 @@
+// Package report is the result of one estimate as the dime commands print
+// it: a table row by row, or one JSON object whose field names are part of
+// the commands' interface. dime (internal/cli) and dimebeam share it, so
+// that dimebeam's JSON has the fields of dime score --json.
+package report
+
+import (
+	"encoding/json"
+	"math"
+	"time"
+
+	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/stream"
+)
+
+// Number is a float64 that encodes NaN and ±Inf as JSON null.
+type Number float64
+
+// MarshalJSON implements json.Marshaler.
+func (n Number) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(f)
+}
+
+// Report is the result of one estimate as the commands print it. Its JSON
+// field names are part of the command's interface.
+type Report struct {
+	Estimator      string   `json:"estimator"` // "exact" or "rff"
+	Input          string   `json:"input,omitempty"`
+	Rows           int64    `json:"rows"`
+	SkippedRows    int64    `json:"skipped_rows"`
+	XColumns       []string `json:"x_columns"`
+	YColumns       []string `json:"y_columns"`
+	Kernel         string   `json:"kernel"`
+	Alpha          float64  `json:"alpha"`
+	SigmaRuleX     string   `json:"sigma_rule_x"`
+	SigmaRuleY     string   `json:"sigma_rule_y"`
+	SigmaX         float64  `json:"sigma_x"`
+	SigmaY         float64  `json:"sigma_y"`
+	Features       int      `json:"features,omitempty"` // rff: D frequencies
+	Variant        string   `json:"variant,omitempty"`  // rff
+	ShuffleRows    *int     `json:"shuffle_buffer,omitempty"`
+	Permutations   int      `json:"permutations"`
+	Seed           uint64   `json:"seed"`
+	SampledFrom    int64    `json:"sampled_from_rows,omitempty"` // exact: rows in the input
+	EntropyX       Number   `json:"entropy_x"`
+	EntropyY       Number   `json:"entropy_y"`
+	EntropyJoint   Number   `json:"entropy_joint"`
+	MI             Number   `json:"mutual_information"`
+	DiME           Number   `json:"dime"`
+	DiMEStdErr     Number   `json:"dime_stderr"`
+	DiMEAnalytic   *Number  `json:"dime_analytic,omitempty"` // rff
+	DiMENormalized *Number  `json:"dime_normalized,omitempty"`
+	DiMEEstimator  string   `json:"dime_estimator,omitempty"` // rff: "analytic-jackknife" or "permutations"
+	Groups         int      `json:"groups,omitempty"`         // rff: K groups of the jackknife
+	DiMESelfX      *Number  `json:"dime_self_x,omitempty"`    // rff: DiME(X;X'), the normalized score's self terms
+	DiMESelfY      *Number  `json:"dime_self_y,omitempty"`
+	TestStatistic  *Number  `json:"test_statistic,omitempty"` // rff: the RFF-HSIC statistic
+	TestNullMean   *Number  `json:"test_null_mean,omitempty"` // rff: its expectation under independence
+	PValuePerms    *Number  `json:"p_value_permutations,omitempty"`
+	PValue         *Number  `json:"p_value,omitempty"`
+	PValueTest     string   `json:"p_value_test,omitempty"`      // exact: "hsic" or "permutation"
+	TestPerms      int      `json:"test_permutations,omitempty"` // exact: null replicates of the permutation test
+	Partial        bool     `json:"partial,omitempty"`           // score cut short by a signal: the rows read so far
+	ElapsedSeconds float64  `json:"elapsed_seconds"`
+}
+
+func Exact(r exact.Result, cfg exact.Config, xcols, ycols []string, elapsed time.Duration) Report {
+	p := Number(r.PValue)
+	var norm *Number
+	if !cfg.SkipNormalized {
+		v := Number(r.Normalized)
+		norm = &v
+	}
+	return Report{
+		DiMENormalized: norm,
+		PValue:         &p, PValueTest: r.Test.String(), TestPerms: r.TestPermutations,
+		Estimator: "exact", Rows: int64(r.Rows), XColumns: xcols, YColumns: ycols,
+		Kernel: r.Kernel.String(), Alpha: r.Alpha,
+		SigmaRuleX: cfg.SigmaX.String(), SigmaRuleY: cfg.SigmaY.String(), SigmaX: r.SigmaX, SigmaY: r.SigmaY,
+		Permutations: r.Permutations, Seed: r.Seed,
+		EntropyX: Number(r.EntropyX), EntropyY: Number(r.EntropyY), EntropyJoint: Number(r.EntropyJoint),
+		MI: Number(r.MutualInformation), DiME: Number(r.DiME), DiMEStdErr: Number(r.DiMEStdErr),
+		ElapsedSeconds: elapsed.Seconds(),
+	}
+}
+
+func RFF(r stream.Result, elapsed time.Duration) Report {
+	analytic, p := Number(r.DiMEAnalytic), Number(r.PValue)
+	norm, selfX, selfY := Number(r.DiMENormalized), Number(r.DiMESelfX), Number(r.DiMESelfY)
+	stat, nullMean := Number(r.TestStatistic), Number(r.TestNullMean)
+	shuffle := r.ShuffleRows
+	how := "analytic-jackknife"
+	var pPerms *Number
+	if r.Permutations > 0 {
+		how = "permutations"
+		if r.Permutations > 1 {
+			v := Number(r.PValuePermutations)
+			pPerms = &v
+		}
+	}
+	return Report{
+		DiMENormalized: &norm, DiMEEstimator: how, Groups: r.Groups, DiMESelfX: &selfX, DiMESelfY: &selfY,
+		TestStatistic: &stat, TestNullMean: &nullMean, PValuePerms: pPerms,
+		Estimator: "rff", Rows: r.Rows, SkippedRows: r.SkippedRows, XColumns: r.XColumns, YColumns: r.YColumns,
+		Kernel: r.Kernel.String(), Alpha: r.Alpha,
+		SigmaRuleX: r.BandwidthX.String(), SigmaRuleY: r.BandwidthY.String(), SigmaX: r.SigmaX, SigmaY: r.SigmaY,
+		Features: r.Features, Variant: r.Variant.String(), ShuffleRows: &shuffle,
+		Permutations: r.Permutations, Seed: r.Seed,
+		EntropyX: Number(r.EntropyX), EntropyY: Number(r.EntropyY), EntropyJoint: Number(r.EntropyJoint),
+		MI: Number(r.MutualInformation), DiME: Number(r.DiME), DiMEStdErr: Number(r.DiMEStdErr),
+		DiMEAnalytic: &analytic, PValue: &p, ElapsedSeconds: elapsed.Seconds(),
+	}
+}
