@@ -140,8 +140,8 @@ func DefaultConfig() Config {
 // DefaultGroups is the default number K of groups of rows of the
 // jackknife: the standard error has K − 1 degrees of freedom, and every
 // group costs three (seven with the normalized score) accumulators of
-// memory and 4 (8) eigenproblems per Result with the generalized jackknife,
-// 2 (6) with the group jackknife.
+// memory and 2 (6) eigenproblems per Result, and the generalized jackknife
+// 2 per pair of groups (12 at K = 4).
 const DefaultGroups = 4
 
 // Jackknife is the bias correction of the analytic DiME (Config.Jackknife).
@@ -149,9 +149,10 @@ type Jackknife uint8
 
 const (
 	// GeneralizedJackknife extrapolates the plug-in DiME on every row, on
-	// every row but one group, and on every row but two neighbouring groups
-	// to infinitely many rows through θ + a·(log n)/n + b/n: 2K more
-	// eigenproblems per Result than GroupJackknife. With fewer than 3
+	// every row but one group, and on every row but two groups to
+	// infinitely many rows through θ + a·(log n)/n + b/n: K(K−1) more
+	// eigenproblems per Result than GroupJackknife (12 at K = 4; 8K beyond
+	// 8 groups). With fewer than 3
 	// non-empty groups it is GroupJackknife.
 	GeneralizedJackknife Jackknife = iota
 	// GroupJackknife is the delete-a-group jackknife K·D_all −

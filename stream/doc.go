@@ -87,10 +87,10 @@
 // b/N + c/N² would rise by less each time), and the group jackknife left
 // +0.00048 ± 0.00004 at 20 000 rows, the 1.15·a/N = 0.00045 predicted. The
 // generalized jackknife (Gray and Schucany 1972, The Generalized Jackknife
-// Statistic) also evaluates the plug-in D_(−k,k′) without two neighbouring
-// groups (k, k′ = the next non-empty group, cyclically: K pairs, every
-// group left out twice) and extrapolates the three levels N, N(K−1)/K,
-// N(K−2)/K to infinitely many rows:
+// Statistic) also evaluates the plug-in D_(−k,k′) without each pair of
+// groups (every pair up to 8 groups; beyond, the pairs (k, k + s mod K),
+// s = 1 … 4) and extrapolates the three levels N, N(K−1)/K, N(K−2)/K to
+// infinitely many rows:
 //
 //	DiME = w₀·D_all + w₁·mean_k D_(−k) + w₂·mean_k D_(−k,k′),
 //
@@ -100,9 +100,11 @@
 // sizes enter through f, which also covers unequal groups). On the same 25
 // datasets it left +0.00006 ± 0.00005 (and its spread across datasets was
 // 14% above the group jackknife's: the three levels are strongly
-// correlated). It needs K ≥ 3 non-empty groups (otherwise the group
-// jackknife is used) and 2K more eigenproblems per Result: 4 + 4K in all
-// for DiME (20 at K = 4, 12 for the group jackknife). Standard error: to
+// correlated; leaving out only neighbouring pairs (k, k+1) doubled it).
+// It needs K ≥ 3 non-empty groups (otherwise the group jackknife is used)
+// and K(K−1) more eigenproblems per Result: 4 + 2K + K(K−1) in all for
+// DiME (24 at K = 4, against 12 for the group jackknife; with the self
+// terms and the test, 45 against 33). Standard error: to
 // first order both jackknifes share the plug-in's fluctuation, which the
 // group jackknife's spread se_J estimates, but the correction δ = DiME −
 // DiME_group (a second difference of the three levels, with weights of
@@ -137,10 +139,11 @@
 //
 // Measured effect of the defaults (TestDefaultsCalibratedUnderIndependence,
 // TestDefaultsRiseWithMI; D = 32, 5000 rows): mean DiME over 200 nulls
-// +0.00005 ± 0.00008 (+0.00006 ± 0.00007 with the group jackknife; within
-// 2 standard errors of 0, where the plug-in is 64 standard errors above);
-// 6 of 200 nulls outside the t(3) 95% interval of the standard error (7
-// with the group jackknife; binomial 99% band 3 to 19); DiME rises
+// +0.00006 ± 0.00007 (the same with the group jackknife: at D = 32 the
+// (log N)/N term is small; within 2 standard errors of 0, where the
+// plug-in is 64 standard errors above); 7 of 200 nulls outside the t(3)
+// 95% interval of the standard error (7 with the group jackknife;
+// binomial 99% band 3 to 19); DiME rises
 // strictly with the true MI on the paper's toy (d = 10, 50 000 rows).
 //
 // # Normalized score
@@ -221,9 +224,9 @@
 // receives the same updates in the same order whoever computes them: results
 // are bit-identical for any number of workers (TestWorkersAgree), and memory
 // grows only by each worker's buffers. Add does not allocate in steady
-// state. The eigenproblems of a Result (4, 4 per group for the
-// generalized jackknife or 2 for the group jackknife, or P for
-// permutations, those of the self terms, and the test's) are computed
+// state. The eigenproblems of a Result (4, 2 per group and 2 per pair of
+// groups for the generalized jackknife, 2 per group for the group
+// jackknife, or P for permutations, those of the self terms, and the test's) are computed
 // concurrently too, and without forming the matrices they need: the sums
 // over every group and over every group but one, and the products of
 // marginals, are computed from the groups' accumulators straight into the
