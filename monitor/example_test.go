@@ -9,12 +9,14 @@ import (
 )
 
 // Watch a stream whose views become dependent halfway, in tumbling windows
-// of 5000 rows, alerting when DiME exceeds 0.05.
+// of 5000 rows, alerting when DiME exceeds 0.05. The normalized score puts
+// DiME on a scale of 0 (independent) to 1 (Y = X).
 func ExampleMonitor() {
 	cfg := monitor.Config{Stream: stream.DefaultConfig(), WindowRows: 5000, AlertAbove: monitor.Threshold(0.05)}
 	cfg.Stream.Features = 64
 	m, err := monitor.New(2, 2, cfg, func(w monitor.Window) error {
-		fmt.Printf("window %d, rows [%d, %d): DiME %.3f, alert %v\n", w.Index, w.StartRow, w.EndRow, w.Result.DiME, w.Alert)
+		fmt.Printf("window %d, rows [%d, %d): DiME %.3f, normalized %.3f, alert %v\n",
+			w.Index, w.StartRow, w.EndRow, w.Result.DiME, w.Result.DiMENormalized, w.Alert)
 		return nil
 	})
 	if err != nil {
@@ -30,10 +32,10 @@ func ExampleMonitor() {
 		panic(err)
 	}
 	// Output:
-	// window 0, rows [0, 5000): DiME -0.001, alert false
-	// window 1, rows [5000, 10000): DiME 0.000, alert false
-	// window 2, rows [10000, 15000): DiME 0.295, alert true
-	// window 3, rows [15000, 20000): DiME 0.290, alert true
+	// window 0, rows [0, 5000): DiME -0.001, normalized -0.001, alert false
+	// window 1, rows [5000, 10000): DiME 0.000, normalized 0.000, alert false
+	// window 2, rows [10000, 15000): DiME 0.295, normalized 0.294, alert true
+	// window 3, rows [15000, 20000): DiME 0.290, normalized 0.291, alert true
 }
 
 // Compare windows with a reference: the dependence of the first 4000 rows

@@ -298,6 +298,21 @@ func TestHostileLimitsAndMessages(t *testing.T) {
 		t.Errorf("only %d of 30 corruptions refused", len(cases))
 	}
 	runHostile(t, dir, cases)
+
+	if runtime.GOOS == "linux" {
+		// monitor --baseline holds an estimator per block besides the
+		// window's (65 at --baseline-blocks 64, about 3.7 GiB at D = 256):
+		// only one was checked, and the run died with a Go runtime dump.
+		bdir := t.TempDir()
+		writeData(t, filepath.Join(bdir, "data.csv"), spec, 500)
+		if code, _, errs := runBinaryIn(t, bdir, nil, append(score, "--save-state", "ref.state")...); code != 0 {
+			t.Fatalf("saving the baseline: exit %d: %s", code, errs)
+		}
+		runHostile(t, bdir, []hostileCase{{name: "ulimit -v and --baseline-blocks 64",
+			args: append([]string{"sh"}, ulimited(3000000, "monitor", "data.csv", "--x", "x0,x1", "--y", "y0,y1", "--window-rows", "200",
+				"--baseline", "ref.state", "--baseline-blocks", "64")...), code: 2,
+			want: []string{"--baseline with --baseline-blocks 64 (65 estimators of D = 256", "ulimit -v", "lower --baseline-blocks"}}})
+	}
 }
 
 // TestHostileInputs: hostile and careless input files, each refused with

@@ -24,21 +24,36 @@ func checkMemory(what string, need uint64, fix string) error {
 const baseMemory = 64 << 20
 
 // rffMemory estimates the bytes of the RFF estimator: its accumulators
-// (per group X, Y, joint, and the copies and self joints of the normalized
-// score; P permuted), each a (2D)² float64 matrix; what a Result adds (one
-// such matrix per goroutine computing entropies and one for the test's
-// null covariance: the sums and products are written straight into them,
+// (rffAccumulators); what a Result adds (one (2D)² float64 matrix per
+// goroutine computing entropies and one for the test's null covariance:
+// the sums and products are written straight into them,
 // stream.TestResultAllocations); the workers' feature buffers (four blocks
 // of 256 rows × 2D float64 each); and the base.
 func rffMemory(features, permutations, groups int) uint64 {
+	p := uint64(2 * features)
+	procs := uint64(runtime.GOMAXPROCS(0))
+	buffers := procs * 4 * 256 * p * 8
+	return rffAccumulators(features, permutations, groups) + (procs+1)*p*p*8 + buffers + baseMemory
+}
+
+// rffAccumulators is the bytes of the accumulators of one RFF estimator:
+// per group X, Y, joint, the copies and self joints of the normalized score,
+// and the P permuted, each a (2D)² float64 matrix.
+func rffAccumulators(features, permutations, groups int) uint64 {
 	if groups <= 0 {
 		groups = stream.DefaultGroups
 	}
 	p := uint64(2 * features)
-	procs := uint64(runtime.GOMAXPROCS(0))
-	matrices := uint64(7*groups+permutations) + procs + 1
-	buffers := procs * 4 * 256 * p * 8
-	return matrices*p*p*8 + buffers + baseMemory
+	return uint64(7*groups+permutations) * p * p * 8
+}
+
+// checkBaselineMemory is checkMemory for monitor --baseline: the window's
+// estimator (and the Results computed on it) and one more estimator's
+// accumulators per block of the change test.
+func checkBaselineMemory(cfg stream.Config, blocks int) error {
+	need := rffMemory(cfg.Features, cfg.Permutations, cfg.Groups) + uint64(blocks)*rffAccumulators(cfg.Features, cfg.Permutations, cfg.Groups)
+	return checkMemory(fmt.Sprintf("--baseline with --baseline-blocks %d (%d estimators of D = %d, %d permutations, %d groups)", blocks, blocks+1, cfg.Features, cfg.Permutations, cfg.Groups),
+		need, "lower --baseline-blocks, or save the baseline with a lower --features")
 }
 
 // exactMemory estimates the bytes of an exact estimate on n rows: two Gram

@@ -147,7 +147,7 @@ func runMonitor(e *env, args []string) error {
 			return err
 		}
 		mcfg.Baseline, mcfg.BaselineBlocks, mcfg.AlertChangeP = base, *blocks, changeP.v
-		if err := checkRFFMemory(base.Config().Features, base.Config().Permutations, base.Config().Groups); err != nil {
+		if err := checkBaselineMemory(base.Config(), *blocks); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -90,7 +92,7 @@ func TestMonitorWindowsOnStdin(t *testing.T) {
 		t.Fatalf("%d windows, want 3:\n%s", len(ws), out)
 	}
 	for i, w := range ws {
-		for _, f := range []string{"window", "start_row", "end_row", "rows", "entropy_joint", "mutual_information", "dime", "dime_stderr", "dime_analytic", "p_value", "alert"} {
+		for _, f := range []string{"window", "start_row", "end_row", "rows", "entropy_joint", "mutual_information", "dime", "dime_stderr", "dime_analytic", "dime_normalized", "p_value", "alert"} {
 			if _, ok := w[f]; !ok {
 				t.Errorf("window %d: no field %q", i, f)
 			}
@@ -166,7 +168,8 @@ func TestMonitorMetrics(t *testing.T) {
 	fams := scrape(t, base)
 	metric := func(name string) float64 { return metricValue(t, fams, name, "x0,x1", "y0,y1") }
 	for name, field := range map[string]string{"dime_dime": "dime", "dime_mutual_information": "mutual_information",
-		"dime_entropy_joint": "entropy_joint", "dime_p_value": "p_value", "dime_dime_analytic": "dime_analytic"} {
+		"dime_entropy_joint": "entropy_joint", "dime_p_value": "p_value", "dime_dime_analytic": "dime_analytic",
+		"dime_dime_normalized": "dime_normalized"} {
 		// The text format writes the shortest exact form of a float, and so
 		// does JSON: the values agree bit for bit.
 		if got, want := metric(name), num(t, last, field); got != want {
@@ -419,7 +422,7 @@ func TestMonitorTable(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], "window") || !strings.Contains(lines[0], "DiME") ||
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "window") || !strings.Contains(lines[0], "DiME") || !strings.Contains(lines[0], "normalized") ||
 		!strings.HasPrefix(lines[1], "0 [0, 1000)") || !strings.HasPrefix(lines[3], "2 [2000, 2500) partial") {
 		t.Fatalf("table:\n%s", out)
 	}
@@ -433,5 +436,15 @@ func TestMonitorTable(t *testing.T) {
 	}
 	if !strings.Contains(lines[1], "ALERT: p-value") {
 		t.Errorf("no alert in %q", lines[1])
+	}
+	// The normalized column is the JSON's dime_normalized, in the column
+	// under its header.
+	_, out, _ = runBinary(t, in, append([]string{"monitor", "-", "--window-rows", "1000"}, monitorFlags...)...)
+	col := utf8.RuneCountInString(lines[0][:strings.Index(lines[0], "normalized")]) + len("normalized") // the header has a "±"
+	for i, w := range windowLines(t, out) {
+		want := fmt.Sprintf("%.6f", num(t, w, "dime_normalized"))
+		if l := lines[i+1]; len(l) < col || !strings.HasSuffix(l[:col], " "+want) {
+			t.Errorf("window %d: normalized %s not under its header in %q", i, want, l)
+		}
 	}
 }

@@ -29,7 +29,10 @@ type windowLine struct {
 	DiME          number  `json:"dime"`
 	DiMEStdErr    number  `json:"dime_stderr"`
 	DiMEAnalytic  number  `json:"dime_analytic"`
-	PValue        number  `json:"p_value"`
+	// DiMENormalized is score --json's dime_normalized: DiME over the
+	// geometric mean of the self terms, 0 if independent, 1 if Y = X.
+	DiMENormalized number `json:"dime_normalized"`
+	PValue         number `json:"p_value"`
 	// With --baseline: the comparison with the baseline.
 	BaselineDiME *number  `json:"baseline_dime,omitempty"`
 	Change       *number  `json:"dime_change,omitempty"`
@@ -46,7 +49,7 @@ func newWindowLine(w monitor.Window) windowLine {
 		EffectiveRows: number(r.EffectiveRows), Partial: w.Partial, SigmaX: r.SigmaX, SigmaY: r.SigmaY,
 		EntropyX: number(r.EntropyX), EntropyY: number(r.EntropyY), EntropyJoint: number(r.EntropyJoint),
 		MI: number(r.MutualInformation), DiME: number(r.DiME), DiMEStdErr: number(r.DiMEStdErr),
-		DiMEAnalytic: number(r.DiMEAnalytic), PValue: number(r.PValue), Alert: w.Alert, AlertReasons: w.AlertReasons}
+		DiMEAnalytic: number(r.DiMEAnalytic), DiMENormalized: number(r.DiMENormalized), PValue: number(r.PValue), Alert: w.Alert, AlertReasons: w.AlertReasons}
 	if !w.StartTime.IsZero() {
 		l.StartTime, l.EndTime = w.StartTime.Format(time.RFC3339Nano), w.EndTime.Format(time.RFC3339Nano)
 	}
@@ -77,7 +80,7 @@ type tableColumn struct {
 }
 
 var (
-	tableColumns    = []tableColumn{{"rows", 9}, {"DiME", 10}, {"± se", 9}, {"MI", 10}, {"p-value", 9}}
+	tableColumns    = []tableColumn{{"rows", 9}, {"DiME", 10}, {"± se", 9}, {"normalized", 10}, {"MI", 10}, {"p-value", 9}}
 	baselineColumns = []tableColumn{{"baseline", 10}, {"change", 10}, {"± se", 9}, {"change p", 9}}
 	alertColumn     = tableColumn{"alert", 0}
 )
@@ -124,7 +127,7 @@ func (ww *windowWriter) write(w monitor.Window) error {
 		alert = "ALERT: " + strings.Join(w.AlertReasons, "; ")
 	}
 	cells := []string{fmt.Sprint(w.Rows), fmtNumber(number(r.DiME)), fmtNumber(number(r.DiMEStdErr)),
-		fmtNumber(number(r.MutualInformation)), fmtPValue(number(r.PValue))}
+		fmtNumber(number(r.DiMENormalized)), fmtNumber(number(r.MutualInformation)), fmtPValue(number(r.PValue))}
 	if c := w.Change; ww.baseline && c != nil {
 		cells = append(cells, fmtNumber(number(c.BaselineDiME)), fmt.Sprintf("%+.6f", c.Difference), fmtNumber(number(c.StdErr)), fmtPValue(number(c.PValue)))
 	}

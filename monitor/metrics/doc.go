@@ -17,7 +17,9 @@
 //
 // Every dime metric has the constant labels x and y (the views' columns).
 // Gauges of the last closed window: dime_dime, dime_dime_stderr,
-// dime_dime_analytic, dime_mutual_information, dime_p_value,
+// dime_dime_analytic, dime_dime_normalized (DiME over the geometric mean of
+// its self terms, 0 if independent, 1 if Y = X: package stream defines it),
+// dime_mutual_information, dime_p_value,
 // dime_entropy_x, dime_entropy_y, dime_entropy_joint (nats; NaN for a window
 // of fewer than 2 rows), dime_window (its index), dime_window_rows,
 // dime_alert (0 or 1) and dime_last_window_end_timestamp_seconds, the

@@ -35,7 +35,8 @@ type Metrics struct {
 	mu  sync.Mutex
 	now func() time.Time // the clock of the last-window timestamp
 
-	dime, stderr, analytic, mi, pValue prometheus.Gauge
+	dime, stderr, analytic, normalized prometheus.Gauge
+	mi, pValue                         prometheus.Gauge
 	entropyX, entropyY, entropyJoint   prometheus.Gauge
 	window, windowRows, alert, lastEnd prometheus.Gauge
 	rows, skipped, windows, alerts     prometheus.Counter
@@ -59,9 +60,10 @@ func New(l Labels) *Metrics {
 	}
 	m := &Metrics{
 		now:          time.Now,
-		dime:         gauge("dime", "DiME (permutations) of the last closed window, nats."),
-		stderr:       gauge("dime_stderr", "Standard error of DiME over the permutations, last closed window, nats."),
-		analytic:     gauge("dime_analytic", "Analytic DiME of the last closed window, nats."),
+		dime:         gauge("dime", "DiME of the last closed window (analytic with a jackknife over groups of rows, or over permutations), nats."),
+		stderr:       gauge("dime_stderr", "Standard error of DiME (jackknife over groups, or over permutations), last closed window, nats."),
+		analytic:     gauge("dime_analytic", "Plug-in analytic DiME of the last closed window (biased upward by about D/rows), nats."),
+		normalized:   gauge("dime_normalized", "Normalized DiME of the last closed window: DiME / sqrt(DiME(X;X') * DiME(Y;Y')), 0 if independent, 1 if Y = X."),
 		mi:           gauge("mutual_information", "Matrix-based mutual information of the last closed window, nats."),
 		pValue:       gauge("p_value", "p-value of independence of the last closed window."),
 		entropyX:     gauge("entropy_x", "Entropy of X in the last closed window, nats."),
@@ -80,7 +82,7 @@ func New(l Labels) *Metrics {
 		changeStderr: gauge("dime_change_stderr", "Standard error of dime_change, nats."),
 		changePValue: gauge("change_p_value", "p-value of the test that the dependence changed from the baseline, last closed window."),
 	}
-	m.all = []prometheus.Collector{m.dime, m.stderr, m.analytic, m.mi, m.pValue, m.entropyX, m.entropyY, m.entropyJoint,
+	m.all = []prometheus.Collector{m.dime, m.stderr, m.analytic, m.normalized, m.mi, m.pValue, m.entropyX, m.entropyY, m.entropyJoint,
 		m.window, m.windowRows, m.alert, m.lastEnd, m.rows, m.skipped, m.windows, m.alerts}
 	m.base = []prometheus.Collector{m.baseline, m.change, m.changeStderr, m.changePValue}
 	return m
@@ -115,6 +117,7 @@ func (m *Metrics) Observe(w monitor.Window) {
 	m.dime.Set(r.DiME)
 	m.stderr.Set(r.DiMEStdErr)
 	m.analytic.Set(r.DiMEAnalytic)
+	m.normalized.Set(r.DiMENormalized)
 	m.mi.Set(r.MutualInformation)
 	m.pValue.Set(r.PValue)
 	m.entropyX.Set(r.EntropyX)

@@ -5,11 +5,14 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -148,8 +151,8 @@ func TestScrape(t *testing.T) {
 	fams = Scrape(t, base)
 	for name, want := range map[string]float64{
 		"dime_dime": last.Result.DiME, "dime_dime_stderr": last.Result.DiMEStdErr, "dime_dime_analytic": last.Result.DiMEAnalytic,
-		"dime_mutual_information": last.Result.MutualInformation, "dime_p_value": last.Result.PValue,
-		"dime_entropy_x": last.Result.EntropyX, "dime_entropy_y": last.Result.EntropyY, "dime_entropy_joint": last.Result.EntropyJoint,
+		"dime_dime_normalized": last.Result.DiMENormalized, "dime_mutual_information": last.Result.MutualInformation,
+		"dime_p_value": last.Result.PValue, "dime_entropy_x": last.Result.EntropyX, "dime_entropy_y": last.Result.EntropyY, "dime_entropy_joint": last.Result.EntropyJoint,
 		"dime_window": 2, "dime_window_rows": 500, "dime_alert": 1,
 		"dime_rows_total": 2500, "dime_windows_total": 3, "dime_alerts_total": 3, "dime_skipped_rows_total": 0,
 		"dime_last_window_end_timestamp_seconds": 1772366400.5,
@@ -160,8 +163,13 @@ func TestScrape(t *testing.T) {
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
 	}
-	if math.IsNaN(last.Result.DiME) {
-		t.Fatal("last window has no estimate")
+	if math.IsNaN(last.Result.DiME) || math.IsNaN(last.Result.DiMENormalized) {
+		t.Fatalf("last window has no estimate: DiME %v, normalized %v", last.Result.DiME, last.Result.DiMENormalized)
+	}
+	// The normalized score is a gauge of its own, with a help line that says
+	// what it is.
+	if f := fams["dime_dime_normalized"]; f.GetType() != dto.MetricType_GAUGE || !strings.Contains(f.GetHelp(), "1 if Y = X") {
+		t.Errorf("dime_dime_normalized: type %v, help %q", f.GetType(), f.GetHelp())
 	}
 
 	// Windows compared with a baseline add the comparison's gauges.
@@ -234,5 +242,40 @@ func TestHTTPHabits(t *testing.T) {
 	}
 	if resp, _ := do("GET", "/metrics"); !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
 		t.Errorf("Content-Type %q", resp.Header.Get("Content-Type"))
+	}
+}
+
+// TestMetricsDocumented checks that every dime metric the collector
+// describes is named in the package documentation and in the README's
+// monitor section, so that the lists there stay complete.
+func TestMetricsDocumented(t *testing.T) {
+	docs := map[string]string{}
+	for _, path := range []string{"doc.go", "../../README.md"} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[path] = string(b)
+	}
+	ch := make(chan *prometheus.Desc, 64)
+	New(Labels{X: "a", Y: "b"}).Describe(ch)
+	close(ch)
+	re := regexp.MustCompile(`fqName: "([a-z_]+)"`)
+	n := 0
+	for d := range ch {
+		m := re.FindStringSubmatch(d.String())
+		if m == nil {
+			t.Fatalf("no name in %v", d)
+		}
+		n++
+		for path, text := range docs {
+			// README quotes names in backquotes; doc.go writes them in prose.
+			if !regexp.MustCompile(`\b` + m[1] + `\b`).MatchString(text) {
+				t.Errorf("%s is not in %s", m[1], path)
+			}
+		}
+	}
+	if n < 21 {
+		t.Errorf("%d metrics described", n)
 	}
 }
