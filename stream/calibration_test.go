@@ -92,7 +92,7 @@ func binomialBand(n int, p float64) (lo, hi int) {
 }
 
 // TestDefaultsCalibratedUnderIndependence is the reduced calibration study
-// of the default estimator (analytic DiME with the jackknife over 4 groups,
+// of the default estimator (analytic DiME with the generalized jackknife over 4 groups,
 // the RFF-HSIC p-value) that fits in go test: 50 datasets of 5000
 // independent rows for each of the four nulls (200 in all, seeds 9000 on,
 // never used while the estimator was designed), at D = 32 to keep it fast.

@@ -60,6 +60,13 @@ type Config struct {
 	// 1 turns the jackknife off (DiME is then the plug-in analytic one,
 	// without standard error).
 	Groups int
+	// Jackknife chooses how the analytic DiME's finite-sample bias is
+	// removed from the groups: GeneralizedJackknife (the default; also
+	// removes the (log N)/N term) or GroupJackknife (the plain
+	// delete-a-group jackknife, which removes only the 1/N term). The
+	// package documentation derives both. It changes only Result.DiME, not
+	// the standard error or anything else.
+	Jackknife Jackknife
 	// SkipNormalized skips the self terms of the normalized score (its
 	// fields are NaN): four accumulators per group fewer, about 8% less work
 	// per row, and 4(K+1) eigenproblems fewer per Result.
@@ -133,8 +140,37 @@ func DefaultConfig() Config {
 // DefaultGroups is the default number K of groups of rows of the
 // jackknife: the standard error has K − 1 degrees of freedom, and every
 // group costs three (seven with the normalized score) accumulators of
-// memory and 2 (6) eigenproblems per Result.
+// memory and 2 (6) eigenproblems per Result, and the generalized jackknife
+// 2 per pair of groups (12 at K = 4).
 const DefaultGroups = 4
+
+// Jackknife is the bias correction of the analytic DiME (Config.Jackknife).
+type Jackknife uint8
+
+const (
+	// GeneralizedJackknife extrapolates the plug-in DiME on every row, on
+	// every row but one group, and on every row but two groups to
+	// infinitely many rows through θ + a·(log n)/n + b/n: K(K−1) more
+	// eigenproblems per Result than GroupJackknife (12 at K = 4; 8K beyond
+	// 8 groups). With fewer than 3
+	// non-empty groups it is GroupJackknife.
+	GeneralizedJackknife Jackknife = iota
+	// GroupJackknife is the delete-a-group jackknife K·D_all −
+	// (K−1)·mean D_(−k) (the default before the generalized one): it
+	// leaves a residual bias of order (log N)/N.
+	GroupJackknife
+)
+
+// String returns "generalized" or "group".
+func (j Jackknife) String() string {
+	switch j {
+	case GeneralizedJackknife:
+		return "generalized"
+	case GroupJackknife:
+		return "group"
+	}
+	return fmt.Sprintf("Jackknife(%d)", uint8(j))
+}
 
 // MaxGroups bounds Config.Groups.
 const MaxGroups = 64
@@ -175,6 +211,8 @@ func (c Config) Validate() error {
 		return invalidf("permutations must be 0 (analytic) to %d, got %d", MaxPermutations, c.Permutations)
 	case c.Groups < 0 || c.Groups > MaxGroups:
 		return invalidf("groups must be 0 (default %d) to %d, got %d", DefaultGroups, MaxGroups, c.Groups)
+	case c.Jackknife > GroupJackknife:
+		return invalidf("unknown jackknife %d", c.Jackknife)
 	case c.SkipAnalytic && c.Permutations == 0:
 		return invalidf("the analytic estimator (0 permutations) cannot skip the analytic estimate")
 	case c.ShuffleRows < 0 || c.ShuffleRows > MaxShuffleRows:

@@ -33,7 +33,7 @@ func totals(t testing.TB, e *Estimator) sums {
 		dst *(*covariance.Accumulator)
 		get func(*group) *covariance.Accumulator
 	}{{&out.x, partX}, {&out.y, partY}, {&out.xy, partJoint}, {&out.cx, partCopyX}, {&out.cy, partCopyY}, {&out.sx, partSelfX}, {&out.sy, partSelfY}} {
-		if parts, _ := e.parts(-1, c.get); parts != nil {
+		if parts, _ := e.parts(0, c.get); parts != nil {
 			var err error
 			if *c.dst, err = covariance.SumGroups(parts...); err != nil {
 				t.Fatal(err)
