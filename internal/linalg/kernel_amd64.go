@@ -18,6 +18,7 @@ func init() {
 	}
 	if asm.HasAVX2 {
 		rowKernels = append(rowKernels, asmDotAxpy("avx2", asm.DotAxpyAVX2))
+		cvtGroups = asm.CvtGroupsAVX2
 	}
 	if asm.HasAVX512 {
 		rowKernels = append(rowKernels, asmDotAxpy("avx512", asm.DotAxpyAVX512))

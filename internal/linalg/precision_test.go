@@ -12,8 +12,8 @@ import (
 )
 
 // TestAddAtA32 checks AddAtA with Float32, with every float32 micro-kernel
-// of the CPU and with OpenBLAS's ssyrk when compiled in, against gonum's
-// float64 Dsyrk.
+// of the CPU, with the scalar packing where the assembly one is used, and
+// with OpenBLAS's ssyrk when compiled in, against gonum's float64 Dsyrk.
 //
 // The float32 path rounds each value of A to float32 (relative error
 // ≤ u = 2⁻²⁴), sums at most 256 products per block in float32 (≤ (256+1)·u
@@ -38,6 +38,18 @@ func TestAddAtA32(t *testing.T) {
 				return err
 			}
 			kernel32 = kern
+			return AddAtA(Float32, alpha, a, c)
+		}})
+	}
+	if cvtGroups != nil {
+		// The packing's scalar conversion, which the assembly one replaces.
+		paths = append(paths, path{"gonum/" + kernel32.name + "/go-packing", func(alpha float64, a blas64.General, c blas64.Symmetric) error {
+			def, saved := Current(), cvtGroups
+			defer func() { Use(def); cvtGroups = saved }()
+			if err := Use(Gonum); err != nil {
+				return err
+			}
+			cvtGroups = nil
 			return AddAtA(Float32, alpha, a, c)
 		}})
 	}

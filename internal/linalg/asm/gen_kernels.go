@@ -49,6 +49,9 @@ func main() {
 	symvRow("DotAxpyAVX2", "Y", 4)
 	symvRow("DotAxpyAVX512", "Z", 8)
 
+	// The float32 packing of AddAtA (see linalg/gemm.go's packSegment).
+	cvtGroups()
+
 	peak("FMAPeakAVX2", "Y")
 	peak("FMAPeakAVX512", "Z")
 
@@ -288,4 +291,40 @@ func log2(n int) int {
 		l++
 	}
 	return l
+}
+
+// cvtGroups writes
+//
+//	func CvtGroupsAVX2(n, w int, src *float64, dst *float32, dstride int)
+//
+// which rounds n groups of w float64 (w a positive multiple of 4),
+// contiguous from src, to float32, group g to dst + g·dstride bytes: the
+// rows of a packed float32 panel, four values per VCVTPD2PS.
+func cvtGroups() {
+	p("")
+	p("// func CvtGroupsAVX2(n, w int, src *float64, dst *float32, dstride int)")
+	p("TEXT ·CvtGroupsAVX2(SB), NOSPLIT, $0-40")
+	p("\tMOVQ n+0(FP), CX")
+	p("\tMOVQ w+8(FP), BX")
+	p("\tMOVQ src+16(FP), SI")
+	p("\tMOVQ dst+24(FP), DI")
+	p("\tMOVQ dstride+32(FP), R8")
+	p("cvt_outer:")
+	p("\tTESTQ CX, CX")
+	p("\tJZ cvt_done")
+	p("\tMOVQ BX, DX")
+	p("\tMOVQ DI, R9")
+	p("cvt_inner:")
+	p("\tVCVTPD2PSY (SI), X0")
+	p("\tVMOVUPS X0, (R9)")
+	p("\tADDQ $32, SI")
+	p("\tADDQ $16, R9")
+	p("\tSUBQ $4, DX")
+	p("\tJNZ cvt_inner")
+	p("\tADDQ R8, DI")
+	p("\tDECQ CX")
+	p("\tJMP cvt_outer")
+	p("cvt_done:")
+	p("\tVZEROUPPER")
+	p("\tRET")
 }
