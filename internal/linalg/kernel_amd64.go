@@ -24,6 +24,7 @@ func init() {
 		rowKernels = append(rowKernels, asmDotAxpy("avx512", asm.DotAxpyAVX512))
 	}
 	dotAxpy = rowKernels[len(rowKernels)-1]
+	prefetchRows = asm.PrefetchRows
 	kernel64 = kernels64[len(kernels64)-1]
 	kernel32 = kernels32[len(kernels32)-1]
 	blocked64 = asm.HasAVX2 // see blocked64

@@ -61,3 +61,9 @@ func DotAxpyAVX512(n int, a, x, y *float64, xi float64) (dot float64)
 //
 //go:noescape
 func CvtGroupsAVX2(n, w int, src *float64, dst *float32, dstride int)
+
+// PrefetchRows asks for the cache lines of rows rows of cols float64 values
+// from c, rows ldc values apart (PREFETCHT0: a hint, never a fault).
+//
+//go:noescape
+func PrefetchRows(c *float64, ldc, rows, cols int)

@@ -1374,6 +1374,29 @@ cvt_done:
 	VZEROUPPER
 	RET
 
+// func PrefetchRows(c *float64, ldc, rows, cols int)
+TEXT ·PrefetchRows(SB), NOSPLIT, $0-32
+	MOVQ c+0(FP), DI
+	MOVQ ldc+8(FP), SI
+	SHLQ $3, SI
+	MOVQ rows+16(FP), CX
+	MOVQ cols+24(FP), BX
+	SHLQ $3, BX
+pf_row:
+	TESTQ CX, CX
+	JZ pf_done
+	XORQ DX, DX
+pf_line:
+	PREFETCHT0 (DI)(DX*1)
+	ADDQ $64, DX
+	CMPQ DX, BX
+	JLT pf_line
+	ADDQ SI, DI
+	DECQ CX
+	JMP pf_row
+pf_done:
+	RET
+
 // func FMAPeakAVX2(n int)
 TEXT ·FMAPeakAVX2(SB), NOSPLIT, $0-8
 	MOVQ n+0(FP), CX
