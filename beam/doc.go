@@ -60,8 +60,8 @@
 // 50,000 rows at D = 256 in 8 splits: dime 6e-5 relative apart, within its
 // standard error of 2e-3 relative; dime_normalized 1.3% apart; in one
 // split, the default for these files: dime 5e-8 relative apart,
-// dime_normalized still 1.2%, since dime score's reader cuts its blocks,
-// hence its chunks, across files). DiME by permutations pairs rows within
+// dime_normalized still 1.2%: dime score deals its chunks otherwise, for
+// reasons not traced yet). DiME by permutations pairs rows within
 // shuffle scopes, which end at split boundaries, so it agrees to within its
 // permutation noise only.
 //
