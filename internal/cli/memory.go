@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/dime-project/dime/internal/memlimit"
 	"github.com/dime-project/dime/stream"
@@ -85,3 +86,9 @@ func checkStreamMemory(cfg stream.Config, dimX, dimY int) error {
 	}
 	return checkMemory(what, need, "lower --features, --permutations, --shuffle-buffer or --pilot-rows")
 }
+
+// releaseMemory returns the free memory of the heap to the system: a
+// garbage collection, then the scavenger over every free page. score calls
+// it between the stream and the Result, once the reader is closed, so that
+// the Result's matrices take the reader's pages rather than new ones.
+func releaseMemory() { debug.FreeOSMemory() }
