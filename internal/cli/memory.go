@@ -92,3 +92,8 @@ func checkStreamMemory(cfg stream.Config, dimX, dimY int) error {
 // it between the stream and the Result, once the reader is closed, so that
 // the Result's matrices take the reader's pages rather than new ones.
 func releaseMemory() { debug.FreeOSMemory() }
+
+// memoryHook, if not nil, is called by score after each block it adds
+// ("stream") and right before the Result ("result"): tests read the heap's
+// statistics there.
+var memoryHook func(phase string)
