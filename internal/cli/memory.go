@@ -90,7 +90,8 @@ func checkStreamMemory(cfg stream.Config, dimX, dimY int) error {
 // releaseMemory returns the free memory of the heap to the system: a
 // garbage collection, then the scavenger over every free page. score calls
 // it between the stream and the Result, once the reader is closed, so that
-// the Result's matrices take the reader's pages rather than new ones.
+// while the Result runs the process holds only what it uses rather than
+// the reader's pages and the garbage of its last record batches.
 func releaseMemory() { debug.FreeOSMemory() }
 
 // memoryHook, if not nil, is called by score after each block it adds
