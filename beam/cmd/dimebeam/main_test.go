@@ -215,7 +215,7 @@ func TestWhere(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	want := decode(t, dime(t, append(append([]string{"score", "--json", "--where", "region=us"}, flags...), dir)...))
+	want := decode(t, dime(t, append(append([]string{"score", "--json", "--precision", "float64", "--where", "region=us"}, flags...), dir)...))
 	got := decode(t, out)
 	if got["input"] != want["input"] {
 		t.Errorf("input %q, dime score %q", got["input"], want["input"])
