@@ -58,10 +58,11 @@
 // split; so the jackknifed dime, dime_stderr, dime_normalized and
 // dime_self_* are those of another, equally valid grouping (over 8 files of
 // 50,000 rows at D = 256 in 8 splits: dime 6e-5 relative apart, within its
-// standard error of 2e-3 relative; dime_normalized 1.3% apart; in one
-// split, the default for these files: dime 5e-8 relative apart,
-// dime_normalized still 1.2%: dime score deals its chunks otherwise, for
-// reasons not traced yet). DiME by permutations pairs rows within
+// standard error of 2e-3 relative; dime_normalized 1.3% apart). A split
+// cuts its rows into blocks of the batch size across its parts, as dime
+// score's dataset reader cuts a dataset across its files, so a dataset in
+// one split gives every field of dime score to the bit, float32 products
+// included. DiME by permutations pairs rows within
 // shuffle scopes, which end at split boundaries, so it agrees to within its
 // permutation noise only.
 //

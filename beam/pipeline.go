@@ -317,8 +317,28 @@ func (f *scoreFn) ProcessElement(ctx context.Context, sp Split) ([]byte, error) 
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("dimebeam: %s: %v", sp, err)
 	}
+	// The split's rows are cut into blocks of the batch size across its
+	// parts, as dime score's dataset reader cuts a dataset's rows across its
+	// files (dimeio.DatasetReader): the estimator's scopes, chunks and groups
+	// follow the blocks, so a split that starts the dataset is added exactly
+	// as dime score adds the same rows, float32 chunk sums and jackknife
+	// groups included.
+	batch := f.Cfg.BatchSize
+	if batch <= 0 {
+		batch = dimeio.DefaultBatchSize
+	}
 	var est *stream.Estimator
-	dimX, dimY, skipped, err := readSplit(ctx, sp, f.Cfg, func(_ Part, x, y []float64, n int, _ int64) error {
+	var bx, by []float64
+	var bn int
+	addBlock := func(n int) error {
+		dx, dy := est.Dims()
+		if err := est.Add(bx[:n*dx], by[:n*dy], n); err != nil {
+			return err
+		}
+		bx, by, bn = append(bx[:0], bx[n*dx:]...), append(by[:0], by[n*dy:]...), bn-n
+		return nil
+	}
+	dimX, dimY, skipped, err := readSplit(ctx, sp, f.Cfg, func(_ Part, x, y []float64, n int, first int64) error {
 		if est == nil {
 			e, err := stream.New(len(x)/max(n, 1), len(y)/max(n, 1), cfg)
 			if err != nil {
@@ -326,8 +346,32 @@ func (f *scoreFn) ProcessElement(ctx context.Context, sp Split) ([]byte, error) 
 			}
 			est = e
 		}
-		return est.Add(x, y, n)
+		dx, dy := est.Dims()
+		if len(x) != n*dx || len(y) != n*dy {
+			return fmt.Errorf("block of %d rows has %d X values (want %d) and %d Y values (want %d)", n, len(x), n*dx, len(y), n*dy)
+		}
+		// Checked here, where the row of the part is known (the estimator
+		// checks again, counting rows from the split's first).
+		for _, v := range []struct {
+			name string
+			vals []float64
+			d    int
+		}{{"X", x, dx}, {"Y", y, dy}} {
+			if i := exact.FirstInvalid(v.vals); i >= 0 {
+				return fmt.Errorf("%w: %s row %d, column %d: %s", stream.ErrInvalidInput, v.name, first+int64(i/v.d), i%v.d, exact.CheckValue(v.vals[i]))
+			}
+		}
+		bx, by, bn = append(bx, x...), append(by, y...), bn+n
+		for bn >= batch {
+			if err := addBlock(batch); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
+	if err == nil && bn > 0 {
+		err = addBlock(bn)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -167,21 +167,30 @@ func splitSum(t *testing.T, dir string, cfg Config) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The split's rows, in order, added in blocks of the batch size
+		// that cross its parts, as dime score's dataset reader cuts them.
+		var xs, ys []float64
 		for _, part := range sp.Parts {
 			r, err := openPart(ctx, part, cfg.readOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
 			for r.Next() {
-				if err := e.Add(r.X(), r.Y(), r.Rows()); err != nil {
-					t.Fatal(err)
-				}
+				xs, ys = append(xs, r.X()...), append(ys, r.Y()...)
 			}
 			if err := r.Err(); err != nil {
 				t.Fatal(err)
 			}
 			e.Skip(r.Skipped())
 			r.Close()
+		}
+		batch := cmp.Or(cfg.BatchSize, dimeio.DefaultBatchSize)
+		for n := len(xs) / testDim; n > 0; {
+			b := min(n, batch)
+			if err := e.Add(xs[:b*testDim], ys[:b*testDim], b); err != nil {
+				t.Fatal(err)
+			}
+			xs, ys, n = xs[b*testDim:], ys[b*testDim:], n-b
 		}
 		if err := sum.Add(e); err != nil {
 			t.Fatal(err)

@@ -92,7 +92,7 @@ func sameFields(t *testing.T, got, want map[string]any, quantities ...string) {
 	}
 }
 
-var flags = []string{"--x", "x0,x1", "--y", "y0,y1", "--sigma", "1", "--features", "32", "--permutations", "3"}
+var flags = []string{"--x", "x0,x1", "--y", "y0,y1", "--sigma", "1", "--features", "32", "--permutations", "3", "--precision", "float64"}
 
 // TestMatchesDimeScore checks that dimebeam prints the fields of dime score
 // --json, with the same entropies, MI and analytic DiME: on one file
@@ -108,15 +108,16 @@ func TestMatchesDimeScore(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	// dimebeam forms float64 products (stream.Config's zero value); dime
-	// score's default float32 ones depend on chunk boundaries at about 1e-7.
-	one := decode(t, dime(t, append([]string{"score", files[0], "--json", "--precision", "float64"}, flags...)...))
+	// Both with --precision float64 (flags): the default float32 products
+	// depend on where chunks of 256 rows start, at about 1e-7 relative
+	// with two columns per view (TestDefaultPrecision).
+	one := decode(t, dime(t, append([]string{"score", files[0], "--json"}, flags...)...))
 	sameFields(t, decode(t, out), one, "entropy_x", "entropy_y", "entropy_joint", "mutual_information", "dime_analytic", "dime")
 
 	var states []string
 	for i, f := range files {
 		st := filepath.Join(t.TempDir(), fmt.Sprintf("%d.state", i))
-		dime(t, append([]string{"score", f, "--json", "--precision", "float64", "--save-state", st}, flags...)...)
+		dime(t, append([]string{"score", f, "--json", "--save-state", st}, flags...)...)
 		states = append(states, st)
 	}
 	merged := decode(t, dime(t, append([]string{"merge", "--json"}, states...)...))
@@ -128,6 +129,35 @@ func TestMatchesDimeScore(t *testing.T) {
 	delete(merged, "input") // dime merge names its states
 	delete(got, "input")
 	sameFields(t, got, merged, "entropy_x", "entropy_y", "entropy_joint", "mutual_information", "dime_analytic")
+}
+
+// TestDefaultPrecision checks dimebeam at the defaults (float32 products)
+// against dime score at the defaults over a directory of files of uneven
+// sizes read in blocks that cross the files (--batch-size 1500 on both;
+// blocks under stream.DefaultMinScopeRows would be pooled into the same
+// scopes anyway): one split cuts its rows into blocks as dime score's
+// dataset reader does, so
+// that every field is the same to the bit, the jackknifed DiME and the
+// normalized score included (before the split re-cut its blocks they
+// differed by 5e-8 and 1.2% relative: the chunks' float32 sums and the
+// jackknife's groups follow the blocks).
+func TestDefaultPrecision(t *testing.T) {
+	dir := t.TempDir()
+	for i, rows := range []int{1000, 2300, 2900} {
+		gen(t, filepath.Join(dir, fmt.Sprintf("part-%d.parquet", i)), rows, 40+i)
+	}
+	f := []string{"--x", "x0,x1", "--y", "y0,y1", "--sigma", "1", "--features", "32", "--batch-size", "1500"}
+	code, out, errs := runCmd(t, append([]string{"--input", dir}, f...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	got := decode(t, out)
+	want := decode(t, dime(t, append(append([]string{"score", "--json"}, f...), dir)...))
+	for _, q := range []string{"entropy_x", "entropy_y", "entropy_joint", "mutual_information", "dime_analytic", "dime", "dime_stderr", "dime_normalized", "p_value"} {
+		if got[q] != want[q] {
+			t.Errorf("%s: %v, dime score %v", q, got[q], want[q])
+		}
+	}
 }
 
 // TestSameDigitsTwice runs dimebeam twice over a directory with --output and
@@ -215,7 +245,7 @@ func TestWhere(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	want := decode(t, dime(t, append(append([]string{"score", "--json", "--precision", "float64", "--where", "region=us"}, flags...), dir)...))
+	want := decode(t, dime(t, append(append([]string{"score", "--json", "--where", "region=us"}, flags...), dir)...))
 	got := decode(t, out)
 	if got["input"] != want["input"] {
 		t.Errorf("input %q, dime score %q", got["input"], want["input"])

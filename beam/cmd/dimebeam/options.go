@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	dimebeam "github.com/dime-project/dime/beam"
+	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/exact"
 	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/rff"
@@ -24,6 +25,7 @@ type options struct {
 	features              int
 	variant               string
 	permutations          int
+	precision             string
 	groups                int
 	seed                  uint64
 	shuffle               int
@@ -61,6 +63,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.Float64Var(&o.alpha, "alpha", 1.01, "order alpha > 0 of the Renyi entropies")
 	fs.IntVar(&o.features, "features", 256, "number D of random frequencies (2D features; memory grows as D²)")
 	fs.StringVar(&o.variant, "variant", "plain", "frequencies: plain or orthogonal (gaussian kernel only)")
+	fs.StringVar(&o.precision, "precision", "float32", "products of the accumulators' rank-k updates: float32 (summed into float64 every 256 rows, as dime score's default; the digits then depend on where the splits cut the rows, by float32 round-off) or float64 (the same digits whatever the splits, and dime score --precision float64's to 1e-9)")
 	fs.IntVar(&o.permutations, "permutations", 0, "number P of permutations: 0 is the analytic estimator, its bias removed by the jackknife over --groups; P >= 1 the paper's permutation estimator")
 	fs.IntVar(&o.groups, "groups", stream.DefaultGroups, "groups K of rows of the jackknife (bias and standard error of DiME; K-1 degrees of freedom)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed (frequencies, permutations, the bandwidth sample)")
@@ -130,6 +133,14 @@ func (o *options) config() (dimebeam.Config, []string, error) {
 	}
 	c := stream.Config{Alpha: o.alpha, Features: o.features, Permutations: o.permutations, Groups: o.groups, Seed: o.seed,
 		ShuffleRows: o.shuffle, XColumns: xcols, YColumns: ycols}
+	switch o.precision {
+	case "float32":
+		c.Precision = covariance.Float32
+	case "float64":
+		c.Precision = covariance.Float64
+	default:
+		return cfg, nil, usagef("--precision %q: want float32 or float64", o.precision)
+	}
 	if c.Kernel, err = exact.ParseKernel(o.kernel); err != nil {
 		return cfg, nil, usagef("--kernel %q: want gaussian, laplacian or elliptical", o.kernel)
 	}
