@@ -21,10 +21,10 @@ func FuzzReadCSV(f *testing.F) {
 	f.Add(newTable(30, 9).csv())
 	f.Add([]byte("x,y,t\n1,2,3\n,NA,\n\"4\",5e3,2024-01-01\n"))
 	f.Add([]byte("\xEF\xBB\xBFx,y\r\n1,2\r\n"))
+	path := filepath.Join(f.TempDir(), "f.csv")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
-		path := filepath.Join(t.TempDir(), "f.csv")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
