@@ -25,6 +25,9 @@ import (
 // page. A chunk whose headers cannot be followed is left to Arrow's decoder,
 // which reads the same bytes and reports what is wrong with them.
 
+// skipPageCRC turns the verification off, for benchmarks of its cost.
+var skipPageCRC bool
+
 // pageCRCBufferSize is the read buffer of the verification pass.
 const pageCRCBufferSize = 64 << 10
 

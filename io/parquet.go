@@ -97,7 +97,9 @@ func (r *Reader) openParquet(f readerAtSeeker, opts Options, rg *groupRange) (er
 		included[l] = true
 	}
 	src := &parquetSource{source: r.source, batch: int64(batch), head: int64(opts.headRows), total: total, mem: mem}
-	src.crc = newPageChecker(r.source, f, pf, groups, leaves)
+	if !skipPageCRC {
+		src.crc = newPageChecker(r.source, f, pf, groups, leaves)
+	}
 	outFields := make([]arrow.Field, 0, len(fields))
 	for _, fidx := range fields {
 		c, err := fr.GetFieldReader(context.Background(), fidx, included, groups)
