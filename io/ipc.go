@@ -144,6 +144,7 @@ func (m *messageReader) Message() (*ipc.Message, error) {
 	if err := checkMetadata(metaBytes, bodyLen, body.Bytes()); err != nil {
 		return nil, err
 	}
+	m.alloc.setLimit(limitFor(bodyLen))
 	m.msg = ipc.NewMessage(meta, body)
 	return m.msg, nil
 }

@@ -1,6 +1,7 @@
 package io
 
 import (
+	"errors"
 	"sync"
 	"unsafe"
 
@@ -15,10 +16,45 @@ import (
 // batchAllocator remembers the allocations made while one message is
 // decoded; a failed read frees those that are still live, a successful one
 // (or the next message) leaves them to their arrays.
+//
+// It also bounds each allocation by the message's body (see limitFor):
+// Arrow's generated flatbuffer accessors do not check vector indices, so a
+// batch whose buffers vector is shorter than its schema needs makes the
+// loader read buffer lengths from the bytes after the vector, 64 GiB from a
+// 610-byte stream in one case the fuzzer found. An allocation over the bound
+// panics with errAllocation, which ipc.Reader recovers into its error.
 type batchAllocator struct {
 	memory.Allocator
 	mu      sync.Mutex
 	pending map[*byte][]byte
+	limit   int // the largest allocation allowed for the current message
+}
+
+// errAllocation is the panic of an allocation over the bound.
+var errAllocation = errors.New("corrupt record batch: it asks for more memory than its body can hold")
+
+// limitFor returns the bound on one allocation for a message body of
+// bodyLen bytes: what a compressed buffer of the whole body could inflate
+// to (the bound checkRecordBatch applies to the sizes compressed buffers
+// claim), which also covers uncompressed buffers and dictionaries.
+func limitFor(bodyLen int64) int {
+	return int(min(bodyLen, 1<<40)*maxInflation + 1<<20)
+}
+
+// setLimit sets the bound for the allocations of the next message.
+func (a *batchAllocator) setLimit(n int) {
+	a.mu.Lock()
+	a.limit = n
+	a.mu.Unlock()
+}
+
+func (a *batchAllocator) check(size int) {
+	a.mu.Lock()
+	limit := a.limit
+	a.mu.Unlock()
+	if limit > 0 && size > limit {
+		panic(errAllocation)
+	}
 }
 
 func newBatchAllocator(mem memory.Allocator) *batchAllocator {
@@ -33,6 +69,7 @@ func allocKey(b []byte) *byte {
 }
 
 func (a *batchAllocator) Allocate(size int) []byte {
+	a.check(size)
 	b := a.Allocator.Allocate(size)
 	if k := allocKey(b); k != nil {
 		a.mu.Lock()
@@ -43,6 +80,7 @@ func (a *batchAllocator) Allocate(size int) []byte {
 }
 
 func (a *batchAllocator) Reallocate(size int, b []byte) []byte {
+	a.check(size)
 	a.mu.Lock()
 	_, tracked := a.pending[allocKey(b)]
 	delete(a.pending, allocKey(b))
