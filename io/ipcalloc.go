@@ -21,8 +21,9 @@ import (
 // Arrow's generated flatbuffer accessors do not check vector indices, so a
 // batch whose buffers vector is shorter than its schema needs makes the
 // loader read buffer lengths from the bytes after the vector, 64 GiB from a
-// 610-byte stream in one case the fuzzer found. An allocation over the bound
-// panics with errAllocation, which ipc.Reader recovers into its error.
+// 610-byte stream in one case the fuzzer found (or a negative length). An
+// allocation over the bound, or of a negative size, panics with
+// errAllocation, which ipc.Reader recovers into its error.
 type batchAllocator struct {
 	memory.Allocator
 	mu      sync.Mutex
@@ -31,7 +32,7 @@ type batchAllocator struct {
 }
 
 // errAllocation is the panic of an allocation over the bound.
-var errAllocation = errors.New("corrupt record batch: it asks for more memory than its body can hold")
+var errAllocation = errors.New("corrupt record batch: a buffer length that its body cannot hold")
 
 // limitFor returns the bound on one allocation for a message body of
 // bodyLen bytes: what a compressed buffer of the whole body could inflate
@@ -52,7 +53,7 @@ func (a *batchAllocator) check(size int) {
 	a.mu.Lock()
 	limit := a.limit
 	a.mu.Unlock()
-	if limit > 0 && size > limit {
+	if size < 0 || limit > 0 && size > limit {
 		panic(errAllocation)
 	}
 }
