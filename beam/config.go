@@ -33,9 +33,15 @@ type Config struct {
 	// SkipInvalid drops rows with a null, NaN or infinity in a selected
 	// column, counted in the result, instead of failing.
 	SkipInvalid bool
-	// SplitRows is the number of rows a split aims at: a Parquet file with
-	// more rows is read as several splits of whole row groups, so that the
-	// work of a large file spreads over workers. 0 means DefaultSplitRows.
+	// SplitRows bounds the rows of a split, the unit of work that one
+	// worker reads into an estimator of its own: the row groups of the
+	// Parquet files are packed, in the dataset's order, into splits of at
+	// most SplitRows rows (more only for a single row group of more rows),
+	// as Spark packs files into partitions of maxPartitionBytes. A larger
+	// value pays the fixed cost of a split (its estimator's state) fewer
+	// times; a smaller one spreads a small dataset over more workers. Files
+	// whose rows are not known before reading them (CSV, Arrow IPC) are a
+	// split each. 0 means DefaultSplitRows.
 	SplitRows int64
 	// SampleRows is the size of the uniform sample on which median and
 	// auto bandwidths are chosen; 0 means stream.DefaultPilotRows, as
@@ -44,9 +50,9 @@ type Config struct {
 }
 
 // DefaultSplitRows is the default Config.SplitRows: about a minute of work
-// for one core at the default settings, large enough that the fixed cost
-// of a split (its estimator's state, about 29 MB at D = 256 with the
-// default 4 groups, encoded, added and sent once per split) is small.
+// for one core at D = 256, large enough that the fixed cost of a split
+// (its estimator's state, about 29 MB at D = 256 with the default 4
+// groups, encoded, added and sent once per split) is small.
 const DefaultSplitRows = 1 << 20
 
 // MaxSampleRows bounds Config.SampleRows: the sample travels through the

@@ -15,12 +15,16 @@
 //  1. the names are resolved together on a worker by package io's dataset
 //     layer (dimeio.Resolve) into data files, sorted, each once, as dime
 //     score resolves its arguments;
-//  2. each file becomes a Split (a Parquet file of more than
-//     Config.SplitRows rows becomes several splits of whole row groups,
-//     read with dimeio.OpenRowGroups), and the splits, not rows, are
+//  2. the Parquet footers are read on the workers, and the dataset is cut,
+//     in its order, into Splits of at most Config.SplitRows rows, as Spark
+//     plans file partitions: consecutive small files are packed into one
+//     split, a large file is cut into runs of whole row groups (read with
+//     dimeio.OpenRowGroups), a CSV or Arrow IPC file (rows unknown before
+//     reading) is a split of its own; the splits, not rows, are
 //     redistributed over the workers (beam.Reshuffle);
 //  3. each split is read by package io, block by block in constant memory,
-//     into a stream.Estimator of its own, whose state is the split's output;
+//     file after file, into a stream.Estimator of its own, whose state is
+//     the split's output;
 //  4. a CombineFn (CreateAccumulator, AddInput, MergeAccumulators,
 //     ExtractOutput) adds the states into a stream.Sum, the accumulator,
 //     encoded by its own coder (beam.RegisterCoder), so that runners can
@@ -53,11 +57,26 @@
 // normalized score's self terms see the first rounds of chunks of each
 // split; so the jackknifed dime, dime_stderr, dime_normalized and
 // dime_self_* are those of another, equally valid grouping (over 8 files of
-// 50,000 rows at D = 256: dime 6e-5 relative apart, within its standard
-// error of 2e-3 relative; dime_normalized 1.3% apart). DiME by permutations
-// pairs rows within shuffle scopes, which end at split boundaries, so it
-// agrees to within its permutation noise only. All of them agree exactly on
-// one split.
+// 50,000 rows at D = 256 in 8 splits: dime 6e-5 relative apart, within its
+// standard error of 2e-3 relative; dime_normalized 1.3% apart; in one
+// split, the default for these files: dime 5e-8 relative apart,
+// dime_normalized still 1.2%: dime score deals its chunks otherwise, for
+// reasons not traced yet). DiME by permutations pairs rows within
+// shuffle scopes, which end at split boundaries, so it agrees to within its
+// permutation noise only.
+//
+// # Splits: parallelism against a fixed cost
+//
+// A split's estimator holds 7K + P accumulators of (2D)² entries whatever
+// its rows, and its state is written, added exactly and sent once per
+// split: a fixed cost (on Prism about 2 CPU seconds and 29 MB per split at
+// D = 256, BENCHMARKS.md) that a split of 50,000 rows does not amortize. Config.SplitRows (dimebeam
+// --split-rows, default 2²⁰ rows) bounds the rows of a split: the default
+// packs a dataset of many small files into few splits, so that the
+// pipeline costs about what dime score costs on the same files
+// (BENCHMARKS.md); a smaller value gives more splits, thus more workers
+// busy on a small dataset, at that fixed cost each. A row group is never
+// cut, so a split can exceed SplitRows by a row group.
 //
 // # Bandwidths
 //

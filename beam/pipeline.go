@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -18,10 +19,13 @@ import (
 
 func init() {
 	register.DoFn4x1[context.Context, int, func(*string) bool, func(dimeio.Input), error](&resolveFn{})
-	register.DoFn3x1[context.Context, dimeio.Input, func(Split), error](&splitFn{})
+	register.DoFn2x2[context.Context, dimeio.Input, dimeio.Input, error](&footerFn{})
+	register.DoFn4x1[context.Context, int, func(*dimeio.Input) bool, func(Split), error](&planFn{})
+	register.Iter1[dimeio.Input]()
 	register.DoFn2x2[context.Context, Split, Sample, error](&sampleFn{})
 	register.DoFn2x2[context.Context, Sample, Bandwidths, error](&chooseFn{})
-	register.DoFn3x2[context.Context, Split, Bandwidths, []byte, error](&scoreFn{})
+	register.DoFn2x2[context.Context, Split, []byte, error](&scoreFn{})
+	register.Function2x1(withBandwidths)
 	register.DoFn2x2[context.Context, []byte, stream.Result, error](&resultFn{})
 	register.Iter1[string]()
 	register.Emitter1[dimeio.Input]()
@@ -74,9 +78,10 @@ func Check(ctx context.Context, inputs []string, cfg Config) (files int, err err
 // The elements of files are what dime score takes as arguments: data files,
 // directories, quoted glob patterns and object-storage URLs (s3://, gs://,
 // azblob://), resolved together by package io's dataset layer on a worker
-// (sorted, each file once, Config.Where applied). Each file becomes one
-// split or, for a Parquet file of more than Config.SplitRows rows, several
-// splits of whole row groups; the files and then the splits are
+// (sorted, each file once, Config.Where applied). The Parquet footers are
+// read on the workers, and the dataset is cut into splits in its order:
+// consecutive files and row groups packed into splits of at most
+// Config.SplitRows rows (planSplits); the files and then the splits are
 // redistributed over the workers (rows are never shuffled: only the
 // descriptions of the splits are).
 // Every split is read by the io package into a stream.Estimator of its own,
@@ -85,8 +90,9 @@ func Check(ctx context.Context, inputs []string, cfg Config) (files int, err err
 // whatever the order in which the runner merges them, and whatever the
 // bundles. When a bandwidth rule looks at the data (median, auto), a first
 // stage draws a seeded uniform sample of Config.SampleRows rows from the
-// whole dataset and chooses the bandwidths on it; they reach every split as
-// a side input, so that all splits share one feature map. An invalid
+// whole dataset and chooses the bandwidths on it; they are attached to
+// every split through a side input, so that all splits share one feature
+// map. An invalid
 // configuration panics (check it with Config.Validate first); input errors
 // fail the pipeline with an error naming the file.
 func States(s beam.Scope, files beam.PCollection, cfg Config) beam.PCollection {
@@ -96,15 +102,24 @@ func States(s beam.Scope, files beam.PCollection, cfg Config) beam.PCollection {
 	s = s.Scope("dimebeam.States")
 	names := beam.GroupByKey(s, beam.AddFixedKey(s, files))
 	inputs := beam.Reshuffle(s, beam.ParDo(s, &resolveFn{Cfg: cfg}, names))
-	splits := beam.Reshuffle(s, beam.ParDo(s, &splitFn{Cfg: cfg}, inputs))
-	var bw beam.PCollection
+	footers := beam.GroupByKey(s, beam.AddFixedKey(s, beam.ParDo(s, &footerFn{Cfg: cfg}, inputs)))
+	splits := beam.Reshuffle(s, beam.ParDo(s, &planFn{Cfg: cfg}, footers))
 	if cfg.needsSample() {
-		bw = ChooseBandwidths(s, splits, cfg)
-	} else {
-		bw = beam.Create(s, Bandwidths{})
+		// The bandwidths reach the splits through a stage of their own:
+		// Prism (v2.77.0) polls a stage that reads a side input for as
+		// long as one of its bundles runs, which cost a core for the whole
+		// of the scoring when the side input was read there.
+		bw := ChooseBandwidths(s, splits, cfg)
+		splits = beam.Reshuffle(s, beam.ParDo(s, withBandwidths, splits, beam.SideInput{Input: bw}))
 	}
-	states := beam.ParDo(s, &scoreFn{Cfg: cfg}, splits, beam.SideInput{Input: bw})
+	states := beam.ParDo(s, &scoreFn{Cfg: cfg}, splits)
 	return beam.Combine(s, &sumFn{}, states)
+}
+
+// withBandwidths gives a split the bandwidths chosen on the sample.
+func withBandwidths(sp Split, bw Bandwidths) Split {
+	sp.Bandwidths = bw
+	return sp
 }
 
 // ChooseBandwidths returns a PCollection of one Bandwidths: the σ that the
@@ -137,32 +152,61 @@ func (f *resolveFn) ProcessElement(ctx context.Context, _ int, names func(*strin
 	return nil
 }
 
-// splitFn cuts a data file into splits, reading a Parquet file's footer.
-type splitFn struct{ Cfg Config }
+// footerFn reads the footer of a Parquet file (its row groups), so that
+// the footers of a dataset of many files are read by many workers.
+type footerFn struct{ Cfg Config }
 
-func (f *splitFn) ProcessElement(ctx context.Context, in dimeio.Input, emit func(Split)) error {
-	splits, err := planSplits(ctx, in, f.Cfg)
-	if err != nil {
-		return err
+func (f *footerFn) ProcessElement(ctx context.Context, in dimeio.Input) (dimeio.Input, error) {
+	return readFooter(ctx, in, f.Cfg)
+}
+
+// planFn cuts the dataset, all its inputs with their footers, into splits
+// (planSplits), in the dataset's order whatever the order in which the
+// footers arrive.
+type planFn struct{ Cfg Config }
+
+func (f *planFn) ProcessElement(_ context.Context, _ int, footers func(*dimeio.Input) bool, emit func(Split)) error {
+	var inputs []dimeio.Input
+	var in dimeio.Input
+	for footers(&in) {
+		inputs = append(inputs, in)
+		in = dimeio.Input{}
 	}
-	for _, sp := range splits {
+	slices.SortFunc(inputs, func(a, b dimeio.Input) int { return strings.Compare(a.Path, b.Path) })
+	for _, sp := range planSplits(inputs, f.Cfg) {
 		emit(sp)
 	}
 	return nil
 }
 
-// readSplit reads every block of a split, calling add for each with the
-// index in the file of its first row, and returns the rows skipped.
-func readSplit(ctx context.Context, sp Split, cfg Config, add func(x, y []float64, rows int, first int64) error) (dimX, dimY int, skipped int64, err error) {
-	r, err := openSplit(ctx, sp, cfg.readOptions())
+// readSplit reads every block of every part of a split, calling add with
+// each block, its part and the index in the part's file of its first row,
+// and returns the views' widths and the rows skipped.
+func readSplit(ctx context.Context, sp Split, cfg Config, add func(p Part, x, y []float64, rows int, first int64) error) (dimX, dimY int, skipped int64, err error) {
+	for i, p := range sp.Parts {
+		dx, dy, sk, err := readPart(ctx, p, cfg, add)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		if i > 0 && (dx != dimX || dy != dimY) {
+			return 0, 0, 0, fmt.Errorf("dimebeam: %s: views of %d and %d values, but %s has %d and %d", p, dx, dy, sp.Parts[0], dimX, dimY)
+		}
+		dimX, dimY, skipped = dx, dy, skipped+sk
+	}
+	return dimX, dimY, skipped, nil
+}
+
+// readPart reads the blocks of one part of a split.
+func readPart(ctx context.Context, p Part, cfg Config, add func(p Part, x, y []float64, rows int, first int64) error) (dimX, dimY int, skipped int64, err error) {
+	r, err := openPart(ctx, p, cfg.readOptions())
 	if err != nil {
 		return 0, 0, 0, err
 	}
 	defer r.Close()
-	first := sp.FirstRow
+	first := p.FirstRow
 	for r.Next() {
-		if err := add(r.X(), r.Y(), r.Rows(), first); err != nil {
-			return 0, 0, 0, fmt.Errorf("dimebeam: %s: %w", sp, err)
+		if err := add(p, r.X(), r.Y(), r.Rows(), first); err != nil {
+			return 0, 0, 0, fmt.Errorf("dimebeam: %s: %w", p, err)
 		}
 		first += int64(r.Rows())
 	}
@@ -176,18 +220,37 @@ func readSplit(ctx context.Context, sp Split, cfg Config, add func(x, y []float6
 type sampleFn struct{ Cfg Config }
 
 func (f *sampleFn) ProcessElement(ctx context.Context, sp Split) (Sample, error) {
-	var rows *sampleRows
-	_, _, _, err := readSplit(ctx, sp, f.Cfg, func(x, y []float64, n int, first int64) error {
+	var (
+		all  Sample
+		rows *sampleRows // of the file being read
+		path string
+	)
+	done := func() (err error) {
+		if rows != nil {
+			all, err = all.merge(rows.sample())
+		}
+		rows = nil
+		return err
+	}
+	_, _, _, err := readSplit(ctx, sp, f.Cfg, func(p Part, x, y []float64, n int, first int64) error {
+		if rows != nil && p.Input.Path != path {
+			if err := done(); err != nil {
+				return err
+			}
+		}
 		if rows == nil {
-			rows = newSampleRows(f.Cfg.sampleRows(), len(x)/max(n, 1), len(y)/max(n, 1), f.Cfg.Stream.Seed, sp.Input.Path)
+			rows, path = newSampleRows(f.Cfg.sampleRows(), len(x)/max(n, 1), len(y)/max(n, 1), f.Cfg.Stream.Seed, p.Input.Path), p.Input.Path
 		}
 		rows.add(x, y, n, first)
 		return nil
 	})
-	if err != nil || rows == nil {
+	if err != nil {
 		return Sample{}, err
 	}
-	return rows.sample(), nil
+	if err := done(); err != nil {
+		return Sample{}, fmt.Errorf("dimebeam: %s: %v", sp, err)
+	}
+	return all, nil
 }
 
 // sampleCombineFn merges samples.
@@ -249,13 +312,13 @@ func (b Bandwidths) splitConfig(cfg Config) stream.Config {
 // scoreFn reads a split into an estimator of its own and emits its state.
 type scoreFn struct{ Cfg Config }
 
-func (f *scoreFn) ProcessElement(ctx context.Context, sp Split, bw Bandwidths) ([]byte, error) {
-	cfg := bw.splitConfig(f.Cfg)
+func (f *scoreFn) ProcessElement(ctx context.Context, sp Split) ([]byte, error) {
+	cfg := sp.Bandwidths.splitConfig(f.Cfg)
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("dimebeam: %s: %v", sp, err)
 	}
 	var est *stream.Estimator
-	dimX, dimY, skipped, err := readSplit(ctx, sp, f.Cfg, func(x, y []float64, n int, _ int64) error {
+	dimX, dimY, skipped, err := readSplit(ctx, sp, f.Cfg, func(_ Part, x, y []float64, n int, _ int64) error {
 		if est == nil {
 			e, err := stream.New(len(x)/max(n, 1), len(y)/max(n, 1), cfg)
 			if err != nil {

@@ -8,7 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -132,28 +132,37 @@ func oneEstimator(t *testing.T, dir string, cfg stream.Config) *stream.Estimator
 	return e
 }
 
-// splitSum returns the state that the pipeline must produce: one estimator
-// per split of cfg (per file, or per run of row groups), summed exactly, its
-// shard ids removed (withoutShards).
-func splitSum(t *testing.T, dir string, cfg Config) []byte {
+// plan returns the splits of the dataset dir under cfg, as the pipeline
+// plans them.
+func plan(t *testing.T, dir string, cfg Config) []Split {
 	t.Helper()
-	var sum stream.Sum
 	ctx := context.Background()
 	inputs, err := resolve(ctx, []string{dir}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, in := range inputs {
-		splits, err := planSplits(ctx, in, cfg)
+	for i := range inputs {
+		if inputs[i], err = readFooter(ctx, inputs[i], cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return planSplits(inputs, cfg)
+}
+
+// splitSum returns the state that the pipeline must produce: one estimator
+// per split of cfg (runs of files and row groups), summed exactly, its
+// shard ids removed (withoutShards).
+func splitSum(t *testing.T, dir string, cfg Config) []byte {
+	t.Helper()
+	var sum stream.Sum
+	ctx := context.Background()
+	for _, sp := range plan(t, dir, cfg) {
+		e, err := stream.New(testDim, testDim, cfg.Stream)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, sp := range splits {
-			e, err := stream.New(testDim, testDim, cfg.Stream)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := openSplit(ctx, sp, cfg.readOptions())
+		for _, part := range sp.Parts {
+			r, err := openPart(ctx, part, cfg.readOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,9 +176,9 @@ func splitSum(t *testing.T, dir string, cfg Config) []byte {
 			}
 			e.Skip(r.Skipped())
 			r.Close()
-			if err := sum.Add(e); err != nil {
-				t.Fatal(err)
-			}
+		}
+		if err := sum.Add(e); err != nil {
+			t.Fatal(err)
 		}
 	}
 	e, err := sum.Estimator()
@@ -227,14 +236,19 @@ func runOn(t *testing.T, runner string, p *beam.Pipeline) {
 }
 
 // TestScoreFiles runs the pipeline over a directory of Parquet files of
-// uneven sizes (one of a single row) on Prism and on the direct runner. The
+// uneven sizes (one of a single row) on Prism and on the direct runner, in
+// three splits (3000 rows; 1 + 2500 rows packed together; 4000 rows). The
 // merged state must equal, byte for byte, the exact sum of one estimator per
-// file computed here; the result must agree with one estimator over all the
+// split computed here; the result must agree with one estimator over all the
 // rows in file order (what dime score computes) to 1e-9 relative (measured:
 // 1.2e-14).
 func TestScoreFiles(t *testing.T) {
 	dir := writeDataset(t, 3000, 1, 2500, 4000)
 	cfg := testConfig()
+	cfg.SplitRows = 3000
+	if got, want := describeSplits(plan(t, dir, cfg)), "[0] [1 2] [3]"; got != want {
+		t.Fatalf("splits %s, want %s", got, want)
+	}
 	want := splitSum(t, dir, cfg)
 	one := mustResult(t, oneEstimator(t, dir, cfg.Stream))
 	for _, runner := range []string{"", "direct"} {
@@ -257,6 +271,7 @@ func TestScoreFiles(t *testing.T) {
 func TestSameBytesEveryRun(t *testing.T) {
 	dir := writeDataset(t, 1500, 700, 2200, 900, 1300)
 	cfg := testConfig()
+	cfg.SplitRows = 2500 // three splits: 1500 + 700, 2200, 900 + 1300 rows
 	out := t.TempDir()
 	for i, inputs := range [][]string{{dir}, {filepath.Join(dir, "part-*.parquet"), filepath.Join(dir, "part-000.parquet")}} {
 		p, s := beam.NewPipelineWithRoot()
@@ -337,32 +352,17 @@ func TestMedianSharedBandwidth(t *testing.T) {
 
 // TestRowGroupSplits runs the pipeline over Parquet files of several row
 // groups with a small Config.SplitRows, so that files are read as several
-// splits of row groups: the state must be the exact sum of one estimator
-// per split, and agree with one estimator over all rows to 1e-9 relative
-// (measured: 1e-14).
+// splits of row groups, some of them packed with row groups of the next
+// file: the state must be the exact sum of one estimator per split, and
+// agree with one estimator over all rows to 1e-9 relative (measured: 1e-14).
 func TestRowGroupSplits(t *testing.T) {
 	dir := writeGroups(t, 500, 2600, 900, 1700)
 	cfg := testConfig()
-	cfg.SplitRows = 1000
-	ctx := context.Background()
-	inputs, err := resolve(ctx, []string{dir}, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var groups []int
-	for _, in := range inputs {
-		splits, err := planSplits(ctx, in, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, sp := range splits {
-			groups = append(groups, sp.Groups)
-		}
-	}
-	// 2600 rows in groups of 500: 2+2+2 groups (1000, 1000, 600 rows); 900:
-	// one split of the whole file; 1700: 2+2 (1000, 700).
-	if !slices.Equal(groups, []int{2, 2, 2, 0, 2, 2}) {
-		t.Fatalf("splits of %v row groups, want [2 2 2 0 2 2]", groups)
+	cfg.SplitRows = 1200
+	// File 0: groups of 500, 500, 500, 500, 500, 100 rows; file 1: 500,
+	// 400; file 2: 500, 500, 500, 200. At most 1200 rows per split.
+	if got, want := describeSplits(plan(t, dir, cfg)), "[0:0+2] [0:2+2] [0:4+2 1:0+1] [1:1+1 2:0+1] [2:1+3]"; got != want {
+		t.Fatalf("splits %s, want %s", got, want)
 	}
 	want := splitSum(t, dir, cfg)
 	one := mustResult(t, oneEstimator(t, dir, cfg.Stream))
@@ -371,4 +371,57 @@ func TestRowGroupSplits(t *testing.T) {
 	passert.Equals(s, beam.ParDo(s, withoutShards, states), want)
 	passert.AllWithinBounds(s, beam.ParDo(s, &relErrFn{Want: quantities(one)}, Results(s, states, cfg)), 0, 1e-9)
 	runOn(t, "", p)
+}
+
+// describeSplits describes splits by the indices of their files (from the
+// names part-NNN.parquet of writeDataset) and, for parts of files, their row
+// groups (file:first+count).
+func describeSplits(splits []Split) string {
+	var out []string
+	for _, sp := range splits {
+		var parts []string
+		for _, p := range sp.Parts {
+			var file int
+			if _, err := fmt.Sscanf(filepath.Base(p.Input.Path), "part-%d.parquet", &file); err != nil {
+				file = -1
+			}
+			if p.Groups == 0 {
+				parts = append(parts, fmt.Sprint(file))
+			} else {
+				parts = append(parts, fmt.Sprintf("%d:%d+%d", file, p.FirstGroup, p.Groups))
+			}
+		}
+		out = append(out, "["+strings.Join(parts, " ")+"]")
+	}
+	return strings.Join(out, " ")
+}
+
+// TestPlanSplits checks the packing of planSplits on footers alone: files
+// and row groups in order, at most SplitRows rows per split unless one row
+// group has more, a file of unknown rows (CSV) a split of its own, a file
+// of no row groups read with its neighbours, and the same plan for the
+// same inputs.
+func TestPlanSplits(t *testing.T) {
+	pq := func(i int, groups ...int64) dimeio.Input {
+		in := dimeio.Input{Path: fmt.Sprintf("part-%03d.parquet", i), Format: dimeio.Parquet, RowGroups: groups}
+		for _, g := range groups {
+			in.Rows += g
+		}
+		return in
+	}
+	csv := dimeio.Input{Path: "part-004.parquet", Format: dimeio.CSV, Rows: -1}
+	inputs := []dimeio.Input{pq(0, 10, 10), pq(1, 30), pq(2), pq(3, 5, 20, 5), csv, pq(5, 1), pq(6, 2)}
+	cfg := Config{SplitRows: 25}
+	want := "[0] [1 2] [3:0+2] [3:2+1] [4] [5 6]"
+	if got := describeSplits(planSplits(inputs, cfg)); got != want {
+		t.Errorf("splits %s, want %s", got, want)
+	}
+	cfg.SplitRows = 0 // the default: everything but the CSV file in one split each side of it
+	if got, want := describeSplits(planSplits(inputs, cfg)), "[0 1 2 3] [4] [5 6]"; got != want {
+		t.Errorf("default splits %s, want %s", got, want)
+	}
+	first := planSplits(inputs, Config{SplitRows: 25})[3].Parts[0]
+	if first.FirstGroup != 2 || first.FirstRow != 25 {
+		t.Errorf("split 3 starts at group %d, row %d: want 2, 25", first.FirstGroup, first.FirstRow)
+	}
 }

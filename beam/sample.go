@@ -132,7 +132,7 @@ func mix(x uint64) uint64 {
 }
 
 // Bandwidths are the bandwidths that the data-dependent rules chose on a
-// sample, passed to every split as a side input. A zero value leaves the
+// sample, attached to every split through a side input. A zero value leaves the
 // view's rule to each split's estimator (fixed or explicit rules, which do
 // not look at the data).
 type Bandwidths struct {

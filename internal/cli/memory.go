@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/dime-project/dime/internal/memlimit"
 	"github.com/dime-project/dime/stream"
@@ -85,3 +86,15 @@ func checkStreamMemory(cfg stream.Config, dimX, dimY int) error {
 	}
 	return checkMemory(what, need, "lower --features, --permutations, --shuffle-buffer or --pilot-rows")
 }
+
+// releaseMemory returns the free memory of the heap to the system: a
+// garbage collection, then the scavenger over every free page. score calls
+// it between the stream and the Result, once the reader is closed, so that
+// while the Result runs the process holds only what it uses rather than
+// the reader's pages and the garbage of its last record batches.
+func releaseMemory() { debug.FreeOSMemory() }
+
+// memoryHook, if not nil, is called by score after each block it adds
+// ("stream") and right before the Result ("result"): tests read the heap's
+// statistics there.
+var memoryHook func(phase string)

@@ -80,3 +80,40 @@ func writeGen(t *testing.T, path string, spec synth.Spec, rows int) {
 		t.Fatalf("gen: %s", errb.String())
 	}
 }
+
+// TestScoreReturnsFreeMemory checks that score hands the heap's free pages
+// back to the system between the stream and the Result (releaseMemory):
+// right before the Result, the free pages the heap keeps (HeapIdle −
+// HeapReleased) are under 4 MiB. Measured (10⁵ rows of 10+10 columns,
+// --features 32, 6 runs): 0.02–2.6 MiB; without releaseMemory, 9–25 MiB in
+// 3 runs (the reader's pages and the garbage of its last record batches).
+func TestScoreReturnsFreeMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and scores a 1e5-row file of 20 columns")
+	}
+	path := filepath.Join(t.TempDir(), "wide.parquet")
+	var out, errb bytes.Buffer
+	if code := Main([]string{"gen", "--kind", "gaussian", "--dim", "10", "--rows", "100000", "--out", path},
+		strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("gen: %s", errb.String())
+	}
+	var kept uint64
+	memoryHook = func(phase string) {
+		if phase == "result" {
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			kept = ms.HeapIdle - ms.HeapReleased
+		}
+	}
+	defer func() { memoryHook = nil }()
+	out.Reset()
+	errb.Reset()
+	if code := Main([]string{"score", path, "--x", "x*", "--y", "y*", "--features", "32", "--json"},
+		strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("score: %s", errb.String())
+	}
+	t.Logf("free heap pages kept before the Result: %.2f MiB", float64(kept)/(1<<20))
+	if kept > 4<<20 {
+		t.Errorf("the heap keeps %d bytes of free pages before the Result, want under 4 MiB", kept)
+	}
+}

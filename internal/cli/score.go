@@ -54,14 +54,18 @@ func runScore(e *env, args []string) error {
 		// score keeps a fixed working set (the accumulators: 56 MiB at the
 		// defaults, D = 256 and 4 groups with the self terms; feature
 		// buffers, the reader's pages and blocks: about 45 MB) and
-		// streams the garbage of every record batch through it; the heap
-		// grows to (1 + GOGC/100) times the working set between
-		// collections. Most of that set holds no pointers, so that a
-		// collection costs little: on 200k rows at the defaults GOGC=10
-		// ran 35 collections instead of 12 at GOGC=50, in the same user
-		// time (6.5–6.8 s), and lowered the peak RSS from 189–200 to
-		// 169 MB.
-		defer debug.SetGCPercent(debug.SetGCPercent(10))
+		// streams the garbage of every record batch (about 8 MB of Arrow
+		// buffers) through it; the heap grows to (1 + GOGC/100) times the
+		// working set between collections. Most of that set holds no
+		// pointers, so that a collection costs little: on 200k rows at the
+		// defaults GOGC=10 ran 35 collections instead of 12 at GOGC=50, in
+		// the same user time (6.5–6.8 s), and lowered the peak RSS from
+		// 189–200 to 169 MB. GOGC=5 (63 collections instead of 42 over
+		// 300k rows) lowers the peak RSS over 10⁶ rows by 5–9 MiB more
+		// (158–159 against 161–167 MiB) for 1% more CPU time (11.04
+		// against 10.91 s, runs at the same time); GOGC=2, 2–3 MiB more
+		// for 2% (BENCHMARKS.md, "Peak RSS at the analytic defaults").
+		defer debug.SetGCPercent(debug.SetGCPercent(5))
 	}
 	start := time.Now()
 	if _, err := in.options(xcols, ycols); err != nil {
@@ -103,6 +107,9 @@ func runScore(e *env, args []string) error {
 		}
 		skipped = r.Skipped()
 		p.update(r.RowsRead())
+		if memoryHook != nil {
+			memoryHook("stream")
+		}
 	}
 	p.done()
 	// A signal wins over an input error: Ctrl-C in a terminal also stops
@@ -118,12 +125,21 @@ func runScore(e *env, args []string) error {
 		}
 	}
 	warnInput(e, r)
+	// The reader is done with (stopped by a signal or --limit, its decoding
+	// goroutine may still hold an open file and blocks), and the heap's free
+	// pages go back to the system: 9–25 MiB after 10⁵ rows of 20 columns
+	// (TestScoreReturnsFreeMemory), which the Result would otherwise keep.
+	src.close()
+	releaseMemory()
 	est.Skip(skipped)
 	if est.Rows() < 2 {
 		if stopped {
 			return sigs.err(fmt.Sprintf("nothing (%d rows read, need at least 2)", est.Rows()))
 		}
 		return usagef("%s: %d rows (%d skipped): need at least 2", strings.Join(inputs, " "), est.Rows(), skipped)
+	}
+	if memoryHook != nil {
+		memoryHook("result")
 	}
 	res, err := est.Result()
 	if err != nil {

@@ -97,10 +97,11 @@ func (s *signals) stop() {
 // newBlocks and close; in between, the caller uses the block of the last
 // next that returned ok, as with Next.
 type blocks struct {
-	r     blockReader
-	req   chan struct{}
-	ready chan bool
-	busy  bool // a Next is in flight
+	r      blockReader
+	req    chan struct{}
+	ready  chan bool
+	busy   bool // a Next is in flight
+	closed bool
 }
 
 // blockReader is what blocks needs of a reader (a file's or a dataset's).
@@ -145,8 +146,12 @@ func (b *blocks) next(done <-chan struct{}) (ok, stopped bool) {
 func (b *blocks) idle() bool { return !b.busy }
 
 // close closes the reader as soon as no Next is in flight: now, or when the
-// one in flight returns.
+// one in flight returns. Calls after the first do nothing.
 func (b *blocks) close() {
+	if b.closed {
+		return
+	}
+	b.closed = true
 	close(b.req)
 	if !b.busy {
 		b.r.Close()

@@ -69,7 +69,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.where, "where", "", "read only the files whose hive partitions (key=value directories) meet these conditions, e.g. 'region=eu,date>=2026-11-01' (comma = and; = != < <= > >=)")
 	fs.IntVar(&o.batchSize, "batch-size", dimeio.DefaultBatchSize, "rows per record batch read")
 	fs.BoolVar(&o.skipInvalid, "skip-invalid", false, "drop rows with a null, NaN or Inf in a selected column (counted) instead of failing")
-	fs.Int64Var(&o.splitRows, "split-rows", dimebeam.DefaultSplitRows, "rows per split: larger Parquet files are read as several splits of row groups")
+	fs.Int64Var(&o.splitRows, "split-rows", dimebeam.DefaultSplitRows, "at most this many rows per split (unit of work of one worker): small Parquet files are packed together, large ones cut into runs of row groups; larger splits cost less, smaller ones spread a small dataset over more workers")
 	fs.IntVar(&o.pilotRows, "pilot-rows", stream.DefaultPilotRows, "rows of the seeded uniform sample on which median and auto choose the bandwidths")
 	fs.StringVar(&o.output, "output", "", "write the JSON result to this path or URL (required unless the runner runs here: prism, direct, loopback)")
 	fs.StringVar(&o.saveState, "save-state", "", "write the merged estimator state to this path or URL (dime merge reads it)")
