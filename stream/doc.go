@@ -249,6 +249,29 @@
 // forming them took 96.7), and gives the same numbers bit for bit (the
 // additions happen in the same order).
 //
+// # Precision of the products
+//
+// The rank-k updates, three per chunk of 256 rows (four more on the self
+// chunks), are most of the work per row. DefaultConfig forms their products
+// in float32 (Config.Precision = covariance.Float32): each chunk's features
+// are rounded to float32 and their 256 products per entry summed in float32
+// with fused multiply-adds, and the chunk's sums are added into the float64
+// accumulators. The vector units hold twice as many float32 values, so the
+// update runs about twice as fast (82–85 against 44–46 GFLOP per
+// CPU-second at D = 256, AVX-512). The error of a chunk's sum is of order
+// √256 · 2⁻²⁴ of its entries' scale (at most 9.6e-7 measured by
+// linalg.TestAddAtA32), with random signs from chunk to chunk; after the
+// eigenproblems it moves DiME by at most 2.3e-9
+// nats on 8 held-out datasets of 10 columns per view, and by up to 1.1e-6
+// (the plug-in MI by up to 7.3e-6) at 1 and 2 columns, where the features'
+// covariances are nearly low-rank (TestPrecisionEffect), against a standard
+// error of order 1e-4 at 10⁴ rows. Float32 sums depend on which rows share
+// a chunk: the same rows split otherwise (files, shards, Beam splits) give
+// entropies that differ by up to about 2e-7 relative at d = 2, against
+// 1e-15 with float64 products; the number of workers changes nothing. The means, sums of chunks, merges
+// and entropies stay in float64. covariance.Float64 (the zero value; the
+// dime commands' --precision float64) forms the products in float64.
+//
 // # Bandwidths
 //
 // Each view's bandwidth is explicit, fixed (√(d/2), the paper's), median (the

@@ -165,6 +165,10 @@ func (e *Estimator) start(sigmaX, sigmaY float64) error {
 func (e *Estimator) setAccumulators(spec rff.PairSpec, sigmaX, sigmaY float64, accs []*covariance.Accumulator, means []*covariance.Mean) {
 	e.spec, e.sigmaX, e.sigmaY = spec, sigmaX, sigmaY
 	e.accs, e.means = accs, means
+	for _, a := range accs {
+		// Validate has checked the precision: SetPrecision cannot fail.
+		_ = a.SetPrecision(e.cfg.Precision)
+	}
 	e.groups = make([]group, e.cfg.groups())
 	for k := range e.groups {
 		g := &e.groups[k]

@@ -74,7 +74,7 @@ func TestParityExactVsRFF(t *testing.T) {
 				var worst [nq]float64
 				for seed := uint64(1); seed <= seeds; seed++ {
 					cfg := Config{Kernel: exact.Gaussian, Alpha: ecfg.Alpha, BandwidthX: exact.Sigma(ex.SigmaX), BandwidthY: exact.Sigma(ex.SigmaY),
-						Features: D, Variant: v, Seed: seed, SkipAnalytic: true}
+						Features: D, Variant: v, Seed: seed, SkipAnalytic: true, Precision: DefaultConfig().Precision}
 					r, err := EstimateWithPermutations(x, y, cfg, perms)
 					if err != nil {
 						t.Fatal(err)

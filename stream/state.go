@@ -36,7 +36,9 @@ var ErrIncompatible = errors.New("stream: incompatible states")
 //	            only inside a Sum's encoding); other bits 0
 //	1 × 8       kernel, variant, skip analytic (0/1), bandwidth rule of X, of Y,
 //	            skip normalized (0/1), jackknife (0 generalized, 1 group;
-//	            0 in states written before it existed), 1 reserved (0)
+//	            0 in states written before it existed), precision of the
+//	            products (0 float64, 1 float32; 0 in states written before
+//	            it existed, which were float64)
 //	4 × 5       features D, permutations P, width of X, width of Y, groups K (0: default)
 //	8 × 6       shuffle rows, pilot rows, seed, rows, skipped rows, chunks added
 //	8 × 6       alpha, sigma of X's rule, of Y's rule, resolved sigma X, resolved sigma Y, half-life
@@ -116,7 +118,7 @@ func (e *Estimator) appendState(b []byte, settingsOnly bool) ([]byte, error) {
 	b = append(b, stateMagic...)
 	b = append(b, stateVersion, flags)
 	b = append(b, byte(c.Kernel), byte(c.Variant), boolByte(c.SkipAnalytic), byte(c.BandwidthX.Rule), byte(c.BandwidthY.Rule),
-		boolByte(c.SkipNormalized), byte(c.Jackknife), 0)
+		boolByte(c.SkipNormalized), byte(c.Jackknife), byte(c.Precision))
 	for _, v := range []uint32{uint32(c.Features), uint32(c.Permutations), uint32(e.dimX), uint32(e.dimY), uint32(c.Groups)} {
 		b = le.AppendUint32(b, v)
 	}
@@ -406,8 +408,7 @@ func (d *stateDecoder) decode(flags byte, settingsOK bool) *Estimator {
 	skipNormalized := d.u8()
 	c.SkipNormalized = skipNormalized == 1
 	c.Jackknife = Jackknife(d.u8())
-	var reserved [1]byte
-	d.read(reserved[:])
+	c.Precision = covariance.Precision(d.u8())
 	features, perms, dimX, dimY, groups := d.u32(), d.u32(), d.u32(), d.u32(), d.u32()
 	shuffle, pilot, seed, rows, skipped, chunks := d.u64(), d.u64(), d.u64(), d.u64(), d.u64(), d.u64()
 	c.Alpha, c.BandwidthX.Sigma, c.BandwidthY.Sigma = d.f64(), d.f64(), d.f64()
@@ -419,7 +420,7 @@ func (d *stateDecoder) decode(flags byte, settingsOK bool) *Estimator {
 	// Range checks before any conversion to int: a uint64 above MaxInt64
 	// must not wrap around to a valid-looking negative or small value.
 	switch {
-	case skip > 1 || skipNormalized > 1 || reserved != [1]byte{}:
+	case skip > 1 || skipNormalized > 1:
 		d.fail("reserved bytes are not zero")
 	case uint64(groups) > MaxGroups:
 		d.fail("%d groups, want at most %d", groups, MaxGroups)

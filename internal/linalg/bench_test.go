@@ -226,14 +226,19 @@ func BenchmarkAddAtA(b *testing.B) {
 	}
 	c := blas64.Symmetric{N: n, Stride: n, Uplo: blas.Upper, Data: make([]float64, n*n)}
 	forEachBackend(b, func(b *testing.B) {
-		for _, variant := range []string{"float64", "float32", "float32-ssyrk"} {
-			if variant == "float32-ssyrk" && Current() != OpenBLAS {
+		for _, variant := range []string{"float64", "float64-dsyrk", "float32", "float32-scalar-packing", "float32-ssyrk"} {
+			if (variant == "float32-ssyrk" || variant == "float64-dsyrk") && Current() != OpenBLAS {
 				continue
 			}
-			prec := map[string]Precision{"float64": Float64, "float32": Float32, "float32-ssyrk": Float32}[variant]
+			prec := map[string]Precision{"float64": Float64, "float64-dsyrk": Float64, "float32": Float32, "float32-scalar-packing": Float32, "float32-ssyrk": Float32}[variant]
 			b.Run(variant, func(b *testing.B) {
 				forceSsyrk32 = variant == "float32-ssyrk"
-				defer func() { forceSsyrk32 = false }()
+				forceDsyrk64 = variant == "float64-dsyrk"
+				saved := cvtGroups
+				if variant == "float32-scalar-packing" {
+					cvtGroups = nil
+				}
+				defer func() { forceSsyrk32, forceDsyrk64, cvtGroups = false, false, saved }()
 				t := startCPU(b)
 				for range b.N {
 					if err := AddAtA(prec, 1, a, c); err != nil {

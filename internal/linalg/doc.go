@@ -40,6 +40,9 @@
 // AddAtA adds AᵀA with float64 products, or with float32 products summed in
 // float32 over blocks of 256 rows and added into float64 (Float32: twice
 // the values per vector register), for the accumulators' precision setting.
+// It runs the assembly kernels in both builds: on the accumulators' call
+// they beat OpenBLAS's dsyrk (44–45 against 41 GFLOP/cpu-s in the same run),
+// and both builds then sum the same features to the same bits.
 //
 // The build tag openblas switches, through cgo, to OpenBLAS (Debian: apt-get
 // install libopenblas-dev liblapacke-dev):

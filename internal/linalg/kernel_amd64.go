@@ -18,11 +18,13 @@ func init() {
 	}
 	if asm.HasAVX2 {
 		rowKernels = append(rowKernels, asmDotAxpy("avx2", asm.DotAxpyAVX2))
+		cvtGroups = asm.CvtGroupsAVX2
 	}
 	if asm.HasAVX512 {
 		rowKernels = append(rowKernels, asmDotAxpy("avx512", asm.DotAxpyAVX512))
 	}
 	dotAxpy = rowKernels[len(rowKernels)-1]
+	prefetchRows = asm.PrefetchRows
 	kernel64 = kernels64[len(kernels64)-1]
 	kernel32 = kernels32[len(kernels32)-1]
 	blocked64 = asm.HasAVX2 // see blocked64

@@ -47,15 +47,18 @@ const block32 = kcBlock
 // AddAtA adds alpha·AᵀA to the upper triangle of c, with the products in
 // precision prec: C ← C + alpha·AᵀA, where A is a.Rows×a.Cols and c is
 // a.Cols×a.Cols with c.Uplo = blas.Upper. This is the rank-k update of the
-// covariance accumulators (A's rows are feature vectors). With Float64 it is
-// blas64.Syrk(blas.Trans, alpha, a, 1, c). With Float32 it is the blocked
-// update with a float32 micro-kernel (gemm.go) on both backends, except with
-// OpenBLAS on a CPU without the float32 assembly kernels, where it is
-// OpenBLAS's ssyrk into a float32 scratch matrix, added into c, per block of
-// 256 rows. On 256 rows of 512 features (BenchmarkAddAtA, AMD Zen 4) the
-// AVX-512 float32 kernel ran 81–83 GFLOP per CPU-second, the ssyrk path
-// 48–55 (converting A and adding the scratch cost it), float64 products
-// 42–45 (ours) and 37–41 (OpenBLAS's dsyrk).
+// covariance accumulators (A's rows are feature vectors). Both backends run
+// it as the blocked update of gemm.go with the CPU's assembly micro-kernel
+// (float64 or float32), so the accumulators get the same sums to the bit in
+// both builds; without the assembly kernels (other CPUs, -tags purego),
+// Float64 is blas64.Syrk(blas.Trans, alpha, a, 1, c) (gonum's or OpenBLAS's
+// dsyrk) and Float32 with OpenBLAS is its ssyrk into a float32 scratch
+// matrix, added into c, per block of 256 rows. On 256 rows of 512 features
+// (BenchmarkAddAtA, AMD Zen 4) the AVX-512 float32 kernel ran 81–83 GFLOP
+// per CPU-second, the ssyrk path 48–55 (converting A and adding the scratch
+// cost it), float64 products 42–45 (ours) and 37–41 (OpenBLAS's dsyrk,
+// whose packing of 256-row calls costs it: dgemm_otcopy was 10% of an
+// OpenBLAS build's profile).
 func AddAtA(prec Precision, alpha float64, a blas64.General, c blas64.Symmetric) error {
 	n := a.Cols
 	switch {
@@ -71,7 +74,12 @@ func AddAtA(prec Precision, alpha float64, a blas64.General, c blas64.Symmetric)
 		return nil
 	}
 	if prec == Float64 {
-		blas64.Syrk(blas.Trans, alpha, a, 1, c)
+		if !blocked64 || forceDsyrk64 {
+			blas64.Syrk(blas.Trans, alpha, a, 1, c)
+			return nil
+		}
+		ops := [1]operand{{data: a.Data, rs: 1, cs: a.Stride, k: a.Rows}}
+		rankUpdate(kernel64, &pool64, blas.Upper, n, alpha, ops[:], ops[:], true, c.Data, c.Stride)
 		return nil
 	}
 	if forceSsyrk32 || (Current() == OpenBLAS && kernel32.name == goKernel32.name) {
@@ -82,6 +90,11 @@ func AddAtA(prec Precision, alpha float64, a blas64.General, c blas64.Symmetric)
 	rankUpdate(kernel32, &pool32, blas.Upper, n, alpha, ops[:], ops[:], true, c.Data, c.Stride)
 	return nil
 }
+
+// forceDsyrk64 makes AddAtA's Float64 call blas64.Syrk (OpenBLAS's dsyrk
+// with the OpenBLAS backend) even where the assembly kernel is there
+// (benchmarks compare the two).
+var forceDsyrk64 bool
 
 // forceSsyrk32 makes AddAtA's Float32 use OpenBLAS's ssyrk whenever the
 // backend is OpenBLAS (tests and benchmarks compare the two paths).

@@ -12,8 +12,8 @@ import (
 )
 
 // TestAddAtA32 checks AddAtA with Float32, with every float32 micro-kernel
-// of the CPU and with OpenBLAS's ssyrk when compiled in, against gonum's
-// float64 Dsyrk.
+// of the CPU, with the scalar packing where the assembly one is used, and
+// with OpenBLAS's ssyrk when compiled in, against gonum's float64 Dsyrk.
 //
 // The float32 path rounds each value of A to float32 (relative error
 // ≤ u = 2⁻²⁴), sums at most 256 products per block in float32 (≤ (256+1)·u
@@ -38,6 +38,18 @@ func TestAddAtA32(t *testing.T) {
 				return err
 			}
 			kernel32 = kern
+			return AddAtA(Float32, alpha, a, c)
+		}})
+	}
+	if cvtGroups != nil {
+		// The packing's scalar conversion, which the assembly one replaces.
+		paths = append(paths, path{"gonum/" + kernel32.name + "/go-packing", func(alpha float64, a blas64.General, c blas64.Symmetric) error {
+			def, saved := Current(), cvtGroups
+			defer func() { Use(def); cvtGroups = saved }()
+			if err := Use(Gonum); err != nil {
+				return err
+			}
+			cvtGroups = nil
 			return AddAtA(Float32, alpha, a, c)
 		}})
 	}
@@ -134,5 +146,61 @@ func TestAddAtAFloat64AndErrors(t *testing.T) {
 	}
 	if Float32.String() != "float32" || Float64.String() != "float64" || Precision(3).String() != "Precision(3)" {
 		t.Error("Precision.String")
+	}
+}
+
+// TestAssemblyKernelsIdentical: the AVX2 and AVX-512 kernels give the same
+// sums to the bit, with float32 and float64 products (each sums the
+// products of every element in the same order, p = 0, 1, … within a block,
+// with fused multiply-adds, and alpha = 1 makes the scratch tiles' extra
+// rounding exact), so a result does not depend on which of them the CPU
+// has. The portable Go kernel (no fused multiply-add on amd64) differs by
+// round-off, within TestAddAtA32's bounds.
+func TestAssemblyKernelsIdentical(t *testing.T) {
+	var asm32 []microKernel[float32]
+	var asm64 []microKernel[float64]
+	for i := range kernels32 {
+		if kernels32[i].name != goKernel32.name {
+			asm32, asm64 = append(asm32, kernels32[i]), append(asm64, kernels64[i])
+		}
+	}
+	if len(asm32) < 2 {
+		t.Skipf("%d assembly kernel(s) on this CPU: nothing to compare", len(asm32))
+	}
+	def := Current()
+	defer Use(def)
+	if err := Use(Gonum); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, sh := range [][2]int{{256, 512}, {300, 131}, {37, 64}} {
+		rows, n := sh[0], sh[1]
+		a := blas64.General{Rows: rows, Cols: n, Stride: n, Data: make([]float64, rows*n)}
+		for i := range a.Data {
+			a.Data[i] = math.Cos(7 * rng.Float64())
+		}
+		for _, prec := range []Precision{Float32, Float64} {
+			var first []float64
+			for i := range asm32 {
+				s32, s64 := kernel32, kernel64
+				kernel32, kernel64 = asm32[i], asm64[i]
+				c := blas64.Symmetric{N: n, Stride: n, Uplo: blas.Upper, Data: make([]float64, n*n)}
+				for range 2 {
+					if err := AddAtA(prec, 1, a, c); err != nil {
+						t.Fatal(err)
+					}
+				}
+				kernel32, kernel64 = s32, s64
+				if i == 0 {
+					first = c.Data
+					continue
+				}
+				for j := range first {
+					if c.Data[j] != first[j] {
+						t.Fatalf("%v, %d rows × %d: %s gives %v at %d, %s %v", prec, rows, n, asm32[i].name, c.Data[j], j, asm32[0].name, first[j])
+					}
+				}
+			}
+		}
 	}
 }

@@ -108,13 +108,15 @@ func TestMatchesDimeScore(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	one := decode(t, dime(t, append([]string{"score", files[0], "--json"}, flags...)...))
+	// dimebeam forms float64 products (stream.Config's zero value); dime
+	// score's default float32 ones depend on chunk boundaries at about 1e-7.
+	one := decode(t, dime(t, append([]string{"score", files[0], "--json", "--precision", "float64"}, flags...)...))
 	sameFields(t, decode(t, out), one, "entropy_x", "entropy_y", "entropy_joint", "mutual_information", "dime_analytic", "dime")
 
 	var states []string
 	for i, f := range files {
 		st := filepath.Join(t.TempDir(), fmt.Sprintf("%d.state", i))
-		dime(t, append([]string{"score", f, "--json", "--save-state", st}, flags...)...)
+		dime(t, append([]string{"score", f, "--json", "--precision", "float64", "--save-state", st}, flags...)...)
 		states = append(states, st)
 	}
 	merged := decode(t, dime(t, append([]string{"merge", "--json"}, states...)...))
@@ -213,7 +215,7 @@ func TestWhere(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	want := decode(t, dime(t, append(append([]string{"score", "--json", "--where", "region=us"}, flags...), dir)...))
+	want := decode(t, dime(t, append(append([]string{"score", "--json", "--precision", "float64", "--where", "region=us"}, flags...), dir)...))
 	got := decode(t, out)
 	if got["input"] != want["input"] {
 		t.Errorf("input %q, dime score %q", got["input"], want["input"])

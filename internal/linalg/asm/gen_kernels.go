@@ -49,6 +49,11 @@ func main() {
 	symvRow("DotAxpyAVX2", "Y", 4)
 	symvRow("DotAxpyAVX512", "Z", 8)
 
+	// The float32 packing of AddAtA (see linalg/gemm.go's packSegment).
+	cvtGroups()
+	// The prefetch of the C tiles that go through a scratch tile.
+	prefetchRows()
+
 	peak("FMAPeakAVX2", "Y")
 	peak("FMAPeakAVX512", "Z")
 
@@ -288,4 +293,74 @@ func log2(n int) int {
 		l++
 	}
 	return l
+}
+
+// cvtGroups writes
+//
+//	func CvtGroupsAVX2(n, w int, src *float64, dst *float32, dstride int)
+//
+// which rounds n groups of w float64 (w a positive multiple of 4),
+// contiguous from src, to float32, group g to dst + g·dstride bytes: the
+// rows of a packed float32 panel, four values per VCVTPD2PS.
+func cvtGroups() {
+	p("")
+	p("// func CvtGroupsAVX2(n, w int, src *float64, dst *float32, dstride int)")
+	p("TEXT ·CvtGroupsAVX2(SB), NOSPLIT, $0-40")
+	p("\tMOVQ n+0(FP), CX")
+	p("\tMOVQ w+8(FP), BX")
+	p("\tMOVQ src+16(FP), SI")
+	p("\tMOVQ dst+24(FP), DI")
+	p("\tMOVQ dstride+32(FP), R8")
+	p("cvt_outer:")
+	p("\tTESTQ CX, CX")
+	p("\tJZ cvt_done")
+	p("\tMOVQ BX, DX")
+	p("\tMOVQ DI, R9")
+	p("cvt_inner:")
+	p("\tVCVTPD2PSY (SI), X0")
+	p("\tVMOVUPS X0, (R9)")
+	p("\tADDQ $32, SI")
+	p("\tADDQ $16, R9")
+	p("\tSUBQ $4, DX")
+	p("\tJNZ cvt_inner")
+	p("\tADDQ R8, DI")
+	p("\tDECQ CX")
+	p("\tJMP cvt_outer")
+	p("cvt_done:")
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+// prefetchRows writes
+//
+//	func PrefetchRows(c *float64, ldc, rows, cols int)
+//
+// which asks for the cache lines of rows rows of cols float64 (row stride
+// ldc) from c: the C tile of an update whose sums go through a scratch
+// tile, so that adding the scratch tile into C does not wait for memory.
+// Plain amd64 (PREFETCHT0 never faults).
+func prefetchRows() {
+	p("")
+	p("// func PrefetchRows(c *float64, ldc, rows, cols int)")
+	p("TEXT ·PrefetchRows(SB), NOSPLIT, $0-32")
+	p("\tMOVQ c+0(FP), DI")
+	p("\tMOVQ ldc+8(FP), SI")
+	p("\tSHLQ $3, SI")
+	p("\tMOVQ rows+16(FP), CX")
+	p("\tMOVQ cols+24(FP), BX")
+	p("\tSHLQ $3, BX")
+	p("pf_row:")
+	p("\tTESTQ CX, CX")
+	p("\tJZ pf_done")
+	p("\tXORQ DX, DX")
+	p("pf_line:")
+	p("\tPREFETCHT0 (DI)(DX*1)")
+	p("\tADDQ $64, DX")
+	p("\tCMPQ DX, BX")
+	p("\tJLT pf_line")
+	p("\tADDQ SI, DI")
+	p("\tDECQ CX")
+	p("\tJMP pf_row")
+	p("pf_done:")
+	p("\tRET")
 }

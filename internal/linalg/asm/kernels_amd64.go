@@ -54,3 +54,16 @@ func DotAxpyAVX2(n int, a, x, y *float64, xi float64) (dot float64)
 //
 //go:noescape
 func DotAxpyAVX512(n int, a, x, y *float64, xi float64) (dot float64)
+
+// CvtGroupsAVX2 rounds n groups of w float64 values (w a positive multiple
+// of 4), contiguous from src, to float32, writing group g at dst plus
+// g·dstride bytes. It needs AVX2.
+//
+//go:noescape
+func CvtGroupsAVX2(n, w int, src *float64, dst *float32, dstride int)
+
+// PrefetchRows asks for the cache lines of rows rows of cols float64 values
+// from c, rows ldc values apart (PREFETCHT0: a hint, never a fault).
+//
+//go:noescape
+func PrefetchRows(c *float64, ldc, rows, cols int)

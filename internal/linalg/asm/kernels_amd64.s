@@ -1348,6 +1348,55 @@ DotAxpyAVX512_done:
 	MOVSD X0, dot+40(FP)
 	RET
 
+// func CvtGroupsAVX2(n, w int, src *float64, dst *float32, dstride int)
+TEXT ·CvtGroupsAVX2(SB), NOSPLIT, $0-40
+	MOVQ n+0(FP), CX
+	MOVQ w+8(FP), BX
+	MOVQ src+16(FP), SI
+	MOVQ dst+24(FP), DI
+	MOVQ dstride+32(FP), R8
+cvt_outer:
+	TESTQ CX, CX
+	JZ cvt_done
+	MOVQ BX, DX
+	MOVQ DI, R9
+cvt_inner:
+	VCVTPD2PSY (SI), X0
+	VMOVUPS X0, (R9)
+	ADDQ $32, SI
+	ADDQ $16, R9
+	SUBQ $4, DX
+	JNZ cvt_inner
+	ADDQ R8, DI
+	DECQ CX
+	JMP cvt_outer
+cvt_done:
+	VZEROUPPER
+	RET
+
+// func PrefetchRows(c *float64, ldc, rows, cols int)
+TEXT ·PrefetchRows(SB), NOSPLIT, $0-32
+	MOVQ c+0(FP), DI
+	MOVQ ldc+8(FP), SI
+	SHLQ $3, SI
+	MOVQ rows+16(FP), CX
+	MOVQ cols+24(FP), BX
+	SHLQ $3, BX
+pf_row:
+	TESTQ CX, CX
+	JZ pf_done
+	XORQ DX, DX
+pf_line:
+	PREFETCHT0 (DI)(DX*1)
+	ADDQ $64, DX
+	CMPQ DX, BX
+	JLT pf_line
+	ADDQ SI, DI
+	DECQ CX
+	JMP pf_row
+pf_done:
+	RET
+
 // func FMAPeakAVX2(n int)
 TEXT ·FMAPeakAVX2(SB), NOSPLIT, $0-8
 	MOVQ n+0(FP), CX
