@@ -4,7 +4,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
 
 	dimeio "github.com/dime-project/dime/io"
 )
@@ -74,7 +77,10 @@ func TestCorruptParquetNeverPanics(t *testing.T) {
 }
 
 // FuzzReadParquet reads arbitrary bytes as a Parquet file: the outcome must be
-// rows or an error, never a panic or an unbounded allocation.
+// rows or an error naming the file, never a panic, an unbounded allocation
+// or a leak. (Run it with -tags dimefuzz, see FuzzReadCSV.)
+//
+//	go test -tags dimefuzz ./io -run '^$' -fuzz FuzzReadParquet -fuzztime 60s
 func FuzzReadParquet(f *testing.F) {
 	dir := f.TempDir()
 	path := filepath.Join(dir, "seed.parquet")
@@ -87,17 +93,16 @@ func FuzzReadParquet(f *testing.F) {
 	seed, _ := os.ReadFile(path)
 	f.Add(seed)
 	f.Add(seed[:len(seed)/2])
+	p := filepath.Join(dir, "f.parquet")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p := filepath.Join(t.TempDir(), "f.parquet")
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		r, err := dimeio.Open(p, nil, dimeio.Options{X: []string{"c0"}, Y: []string{"c1"}})
-		if err != nil {
-			return
-		}
-		defer r.Close()
-		for r.Next() {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		_, _, _, _, err := readAll(t, p, nil, dimeio.Options{X: []string{"c0"}, Y: []string{"c1"}, Allocator: mem})
+		if err != nil && !strings.Contains(err.Error(), p) {
+			t.Fatalf("error does not name the file: %v", err)
 		}
 	})
 }

@@ -1,3 +1,5 @@
+//go:build !dimefuzz
+
 package io_test
 
 import (

@@ -56,6 +56,7 @@ type DatasetReader struct {
 	curSkip    int64
 	filesDone  int
 	kept       int64
+	spans      []span // where the rows handed out come from (see Locate), under mu
 	err        error
 	pendingErr error
 	done       bool
@@ -425,6 +426,7 @@ func (r *DatasetReader) Next() bool {
 		if !ok {
 			break
 		}
+		r.noteSpan(r.kept + int64(rows))
 		p := &r.pend
 		avail := p.b.Rows - p.off
 		if r.live && rows == 0 {

@@ -193,11 +193,17 @@
 //
 // Bytes flipped inside a file that keeps its framing are not all caught:
 // Arrow IPC has no checksums, and Arrow Go v15 neither writes nor verifies
-// Parquet page CRCs, so most such flips change values silently. Flipping
-// single bytes of a small Parquet file, 0.7% of the flips made its page or
-// schema decoding panic: those panics are recovered at the one boundary
-// where this package calls the decoder, and reported as a corrupt file. No
-// error shows the text of a Go runtime error.
+// Parquet page CRCs. This package verifies them (pagecrc.go): when the pages
+// of a selected column chunk carry a CRC, each page's is checked before its
+// row group is read, and a mismatch is an ErrFormat error naming the file,
+// row group, column and page. Files without CRCs (Arrow Go's and pyarrow's
+// by default) are not protected: most flips in their values change the
+// values silently. Flipping single bytes of a small Parquet file, 0.7% of
+// the flips made its page or schema decoding panic: those panics are
+// recovered at the one boundary where this package calls the decoder, and
+// reported as a corrupt file. An IPC record batch that fails to load has
+// the buffers Arrow allocated for it freed (ipcalloc.go). No error shows the
+// text of a Go runtime error.
 //
 // # Writing
 //

@@ -7,3 +7,7 @@ func SetBlobWindow(n int64) int64 {
 	blobWindow = n
 	return old
 }
+
+// SkipPageCRC turns the Parquet page CRC verification off or on, for
+// BenchmarkPageCRC.
+func SkipPageCRC(skip bool) { skipPageCRC = skip }

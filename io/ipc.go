@@ -48,6 +48,7 @@ type messageReader struct {
 	r      io.Reader
 	mem    memory.Allocator
 	remain int64 // bytes left, or -1 if unknown
+	alloc  *batchAllocator
 	msg    *ipc.Message
 	refs   int64
 	eos    bool // the input ended with an end-of-stream marker
@@ -70,6 +71,8 @@ func (m *messageReader) read(b []byte) error {
 // a clean end: the end of the input between messages, or an end-of-stream
 // marker.
 func (m *messageReader) Message() (*ipc.Message, error) {
+	// The allocations made for the previous message are its arrays'.
+	m.alloc.commit()
 	if m.msg != nil {
 		m.msg.Release()
 		m.msg = nil
@@ -141,6 +144,7 @@ func (m *messageReader) Message() (*ipc.Message, error) {
 	if err := checkMetadata(metaBytes, bodyLen, body.Bytes()); err != nil {
 		return nil, err
 	}
+	m.alloc.setLimit(limitFor(bodyLen))
 	m.msg = ipc.NewMessage(meta, body)
 	return m.msg, nil
 }
@@ -167,7 +171,8 @@ func (m *messageReader) Release() {
 func (r *Reader) openIPC(in io.Reader, size int64, what string, opts Options) error {
 	mem := opts.allocator()
 	mr := newMessageReader(in, size, mem)
-	sr, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(mem))
+	mr.alloc = newBatchAllocator(mem)
+	sr, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(mr.alloc))
 	if err != nil {
 		mr.Release()
 		if errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
@@ -179,10 +184,7 @@ func (r *Reader) openIPC(in io.Reader, size int64, what string, opts Options) er
 		sr.Release()
 		return err
 	}
-	r.src = sr
-	if what == "Arrow IPC stream" {
-		r.src = &ipcStreamSource{Reader: sr, mr: mr, source: r.source, strict: opts.Strict}
-	}
+	r.src = &ipcStreamSource{Reader: sr, mr: mr, source: r.source, strict: opts.Strict, file: what != "Arrow IPC stream"}
 	return nil
 }
 
@@ -190,23 +192,30 @@ func (r *Reader) openIPCStream(in io.Reader, size int64, opts Options) error {
 	return r.openIPC(in, size, "Arrow IPC stream", opts)
 }
 
-// ipcStreamSource is the record source of an IPC stream: it tells whether
-// the stream ended with its end-of-stream marker. The format makes the marker
-// optional, but a writer that completes a stream writes it: a stream cut
-// exactly between two messages (a truncated upload, a producer that died)
-// reads as a valid shorter stream, and only its absence tells.
+// ipcStreamSource is the record source of an IPC stream or file: it frees
+// what a failed batch left allocated (see batchAllocator) and, for a stream,
+// tells whether the stream ended with its end-of-stream marker. The format
+// makes the marker optional, but a writer that completes a stream writes
+// it: a stream cut exactly between two messages (a truncated upload, a
+// producer that died) reads as a valid shorter stream, and only its absence
+// tells.
 type ipcStreamSource struct {
 	*ipc.Reader
 	mr     *messageReader
 	source string
 	strict bool
+	file   bool // the messages of an IPC file: no end-of-stream marker to check
 	rows   int64
 }
 
 func (s *ipcStreamSource) Next() bool {
 	if !s.Reader.Next() {
+		if s.Reader.Err() != nil {
+			s.mr.alloc.fail()
+		}
 		return false
 	}
+	s.mr.alloc.commit()
 	s.rows += s.Reader.Record().NumRows()
 	return true
 }
@@ -214,7 +223,7 @@ func (s *ipcStreamSource) Next() bool {
 // missingEOS describes a stream that ended cleanly without its marker, or
 // returns "".
 func (s *ipcStreamSource) missingEOS() string {
-	if s.Reader.Err() != nil || s.mr.eos {
+	if s.file || s.Reader.Err() != nil || s.mr.eos {
 		return ""
 	}
 	return fmt.Sprintf("the Arrow IPC stream ends after %d rows without its end-of-stream marker: it may be truncated", s.rows)

@@ -97,6 +97,9 @@ func (r *Reader) openParquet(f readerAtSeeker, opts Options, rg *groupRange) (er
 		included[l] = true
 	}
 	src := &parquetSource{source: r.source, batch: int64(batch), head: int64(opts.headRows), total: total, mem: mem}
+	if !skipPageCRC {
+		src.crc = newPageChecker(r.source, f, pf, groups, leaves)
+	}
 	outFields := make([]arrow.Field, 0, len(fields))
 	for _, fidx := range fields {
 		c, err := fr.GetFieldReader(context.Background(), fidx, included, groups)
@@ -142,6 +145,7 @@ type parquetSource struct {
 	total  int64 // rows in the file's metadata
 	rows   int64 // rows read
 	mem    memory.Allocator
+	crc    *pageChecker // verifies the page CRCs of each row group before its rows are read
 	arrs   []arrow.Array
 	rec    arrow.Record
 	err    error
@@ -166,6 +170,12 @@ func (p *parquetSource) Next() bool {
 	want := p.batch
 	if p.head > 0 {
 		want, p.head = p.head, 0
+	}
+	if p.crc != nil {
+		if err := p.crc.upTo(p.rows + want); err != nil {
+			p.err = err
+			return false
+		}
 	}
 	n := 0
 	for i, c := range p.cols {

@@ -13,6 +13,23 @@ import (
 // current time window.
 var ErrLate = errors.New("monitor: time goes backwards")
 
+// LateError is the error of a row whose time lies before the current time
+// window; it matches ErrLate.
+type LateError struct {
+	// Row is the 0-based index of the row among the rows added.
+	Row int64
+	// Time is the row's time, WindowStart the start of the current window.
+	Time, WindowStart time.Time
+}
+
+func (e *LateError) Error() string {
+	return fmt.Sprintf("%v: row %d has time %s, before the window that starts at %s",
+		ErrLate, e.Row, e.Time.Format(time.RFC3339Nano), e.WindowStart.Format(time.RFC3339Nano))
+}
+
+// Is reports whether target is ErrLate.
+func (e *LateError) Is(target error) bool { return target == ErrLate }
+
 // ErrConfig is matched by the errors of an invalid Config.
 var ErrConfig = errors.New("monitor: invalid configuration")
 
@@ -259,8 +276,7 @@ func (m *Monitor) addTimed(x, y []float64, times []int64, rows int) error {
 				return err
 			}
 			if !m.cfg.SkipLate {
-				return fmt.Errorf("%w: row %d has time %s, before the window that starts at %s",
-					ErrLate, m.row, time.Unix(0, t).UTC().Format(time.RFC3339Nano), m.bucketStart().Format(time.RFC3339Nano))
+				return &LateError{Row: m.row, Time: time.Unix(0, t).UTC(), WindowStart: m.bucketStart()}
 			}
 			m.skipped++
 			m.est.Skip(1)

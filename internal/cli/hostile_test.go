@@ -266,6 +266,10 @@ func TestHostileLimitsAndMessages(t *testing.T) {
 	writeData(t, filepath.Join(dir, "data.csv"), spec, 500)
 	os.WriteFile(filepath.Join(dir, "huge.csv"), []byte("x0,x1,y0,y1\n1,2,3,4\n5,6,7,8\n1,1e308,2,3\n4,5,6,7\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "times.csv"), []byte("t,x0,y0\n0,1,2\n10,2,1\n70,3,5\n30,4,4\n90,5,3\n"), 0o644)
+	// Two files read in turn: the late row is row 1 of later.csv (row 4 of
+	// the dataset), which the message names rather than both arguments.
+	os.WriteFile(filepath.Join(dir, "early.csv"), []byte("t,x0,y0\n0,1,2\n10,2,1\n20,3,5\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "later.csv"), []byte("t,x0,y0\n70,4,4\n30,5,3\n90,6,1\n"), 0o644)
 	score := []string{"score", "data.csv", "--x", "x0,x1", "--y", "y0,y1"}
 	monitor := []string{"monitor", "data.csv", "--x", "x0,x1", "--y", "y0,y1", "--features", "8"}
 	cases := []hostileCase{
@@ -277,7 +281,9 @@ func TestHostileLimitsAndMessages(t *testing.T) {
 		{name: "window of 0 seconds", args: append(monitor, "--window", "0s", "--time-col", "x0"), code: 2, want: []string{"--window 0s: want a positive duration"}},
 		{name: "half-life of 0", args: append(monitor, "--half-life", "0"), code: 2, want: []string{"--half-life 0: want a positive number of rows"}},
 		{name: "time going backwards", args: []string{"monitor", "times.csv", "--x", "x0", "--y", "y0", "--features", "8", "--time-col", "t", "--window", "1m"},
-			code: 2, output: true, want: []string{"times.csv", `time column "t"`, "time goes backwards", "row 3"}},
+			code: 2, output: true, want: []string{"times.csv", `time column "t", row 3: time goes backwards`}},
+		{name: "time going backwards, second file", args: []string{"monitor", "early.csv", "later.csv", "--x", "x0", "--y", "y0", "--features", "8", "--time-col", "t", "--window", "1m"},
+			code: 2, output: true, want: []string{"dime: later.csv: time column \"t\", row 1: time goes backwards: 1970-01-01T00:00:30Z is before the window that starts at 1970-01-01T00:01:00Z"}},
 	}
 	if runtime.GOOS == "linux" {
 		cases = append(cases,

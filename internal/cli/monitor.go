@@ -303,6 +303,15 @@ func monitorInput(e *env, sigs *signals, inputs []string, opts dimeio.Options, m
 			if err := mon.Add(b.x, b.y, b.times, b.rows); err != nil {
 				if errors.Is(err, monitor.ErrLate) {
 					mon.Close()
+					var late *monitor.LateError
+					if errors.As(err, &late) {
+						// Name the file and the row in it: no row was
+						// skipped (--skip-invalid would drop late rows).
+						if source, row, ok := r.Locate(late.Row); ok {
+							return usagef("%s: time column %q, row %d: time goes backwards: %s is before the window that starts at %s (--skip-invalid drops such rows)",
+								source, opts.TimeColumn, row, late.Time.Format(time.RFC3339Nano), late.WindowStart.Format(time.RFC3339Nano))
+						}
+					}
 					source := strings.Join(inputs, " ")
 					if source == "-" {
 						source = "stdin"
