@@ -84,9 +84,14 @@ func writeGen(t *testing.T, path string, spec synth.Spec, rows int) {
 // TestScoreReturnsFreeMemory checks that score hands the heap's free pages
 // back to the system between the stream and the Result (releaseMemory):
 // right before the Result, the free pages the heap keeps (HeapIdle −
-// HeapReleased) are under 4 MiB. Measured (10⁵ rows of 10+10 columns,
-// --features 32, 6 runs): 0.02–2.6 MiB; without releaseMemory, 9–25 MiB in
-// 3 runs (the reader's pages and the garbage of its last record batches).
+// HeapReleased) are under 4 MiB. It runs with GOGC=100 in the environment,
+// which score leaves alone (it sets GOGC=5 only when GOGC is unset): at
+// GOGC=5 the collector keeps so few free pages that the release cannot be
+// told apart in one run (measured 0.02–6.6 MiB with it, 1.9–6.4 without, 6
+// runs each, a CI failure at 6.6). Measured at GOGC=100 (10⁵ rows of 10+10
+// columns, --features 32, 6 runs each, quiet machine): 0.01–0.30 MiB;
+// without releaseMemory, 23–70 MiB (the reader's pages and the garbage of
+// its last record batches).
 func TestScoreReturnsFreeMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes and scores a 1e5-row file of 20 columns")
@@ -97,6 +102,7 @@ func TestScoreReturnsFreeMemory(t *testing.T) {
 		strings.NewReader(""), &out, &errb); code != 0 {
 		t.Fatalf("gen: %s", errb.String())
 	}
+	t.Setenv("GOGC", "100")
 	var kept uint64
 	memoryHook = func(phase string) {
 		if phase == "result" {
