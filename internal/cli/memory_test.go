@@ -96,6 +96,11 @@ func TestScoreReturnsFreeMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes and scores a 1e5-row file of 20 columns")
 	}
+	if raceEnabled {
+		// Measured under -race: 6.4 MiB kept with the release (the race
+		// runtime's own allocations), so the bound says nothing there.
+		t.Skip("the race detector's instrumentation changes what the heap keeps")
+	}
 	path := filepath.Join(t.TempDir(), "wide.parquet")
 	var out, errb bytes.Buffer
 	if code := Main([]string{"gen", "--kind", "gaussian", "--dim", "10", "--rows", "100000", "--out", path},
