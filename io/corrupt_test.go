@@ -94,7 +94,9 @@ func FuzzReadParquet(f *testing.F) {
 	f.Add(seed)
 	f.Add(seed[:len(seed)/2])
 	file := newFuzzFile(f, "f.parquet")
+	rss := watchPeakRSS()
 	f.Fuzz(func(t *testing.T, data []byte) {
+		defer rss.check(t)
 		file.set(t, data)
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)

@@ -28,7 +28,9 @@ func FuzzReadCSV(f *testing.F) {
 	f.Add([]byte("x,y,t\n1,2,3\n,NA,\n\"4\",5e3,2024-01-01\n"))
 	f.Add([]byte("\xEF\xBB\xBFx,y\r\n1,2\r\n"))
 	file := newFuzzFile(f, "f.csv")
+	rss := watchPeakRSS()
 	f.Fuzz(func(t *testing.T, data []byte) {
+		defer rss.check(t)
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
 		file.set(t, data)
@@ -112,7 +114,9 @@ func FuzzReadIPCStream(f *testing.F) {
 	f.Add(stream)
 	f.Add(stream[:len(stream)-8]) // without its end-of-stream marker
 	f.Add(stream[:len(stream)/2])
+	rss := watchPeakRSS()
 	f.Fuzz(func(t *testing.T, data []byte) {
+		defer rss.check(t)
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
 		for _, strict := range []bool{false, true} {
@@ -132,7 +136,9 @@ func FuzzReadIPCFile(f *testing.F) {
 	f.Add(seed)
 	f.Add(seed[:len(seed)/2])
 	file := newFuzzFile(f, "f.arrow")
+	rss := watchPeakRSS()
 	f.Fuzz(func(t *testing.T, data []byte) {
+		defer rss.check(t)
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
 		file.set(t, data)
