@@ -96,6 +96,7 @@ func FuzzReadParquet(f *testing.F) {
 	file := newFuzzFile(f, "f.parquet")
 	rss := watchPeakRSS()
 	f.Fuzz(func(t *testing.T, data []byte) {
+		rss.start()
 		defer rss.check(t)
 		file.set(t, data)
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())

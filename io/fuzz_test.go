@@ -30,6 +30,7 @@ func FuzzReadCSV(f *testing.F) {
 	file := newFuzzFile(f, "f.csv")
 	rss := watchPeakRSS()
 	f.Fuzz(func(t *testing.T, data []byte) {
+		rss.start()
 		defer rss.check(t)
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
@@ -116,6 +117,7 @@ func FuzzReadIPCStream(f *testing.F) {
 	f.Add(stream[:len(stream)/2])
 	rss := watchPeakRSS()
 	f.Fuzz(func(t *testing.T, data []byte) {
+		rss.start()
 		defer rss.check(t)
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
@@ -138,6 +140,7 @@ func FuzzReadIPCFile(f *testing.F) {
 	file := newFuzzFile(f, "f.arrow")
 	rss := watchPeakRSS()
 	f.Fuzz(func(t *testing.T, data []byte) {
+		rss.start()
 		defer rss.check(t)
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
