@@ -97,7 +97,7 @@ func FuzzReadParquet(f *testing.F) {
 	rss := watchPeakRSS()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rss.start()
-		defer rss.check(t)
+		defer rss.check(t, data)
 		file.set(t, data)
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)

@@ -31,7 +31,7 @@ func FuzzReadCSV(f *testing.F) {
 	rss := watchPeakRSS()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rss.start()
-		defer rss.check(t)
+		defer rss.check(t, data)
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
 		file.set(t, data)
@@ -118,7 +118,7 @@ func FuzzReadIPCStream(f *testing.F) {
 	rss := watchPeakRSS()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rss.start()
-		defer rss.check(t)
+		defer rss.check(t, data)
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
 		for _, strict := range []bool{false, true} {
@@ -141,7 +141,7 @@ func FuzzReadIPCFile(f *testing.F) {
 	rss := watchPeakRSS()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rss.start()
-		defer rss.check(t)
+		defer rss.check(t, data)
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
 		file.set(t, data)

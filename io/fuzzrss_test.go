@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"testing"
 )
@@ -25,6 +26,7 @@ type rssWatch struct {
 	on      bool
 	clear   *os.File
 	atStart int64
+	allocs  []metrics.Sample // the bytes the process has allocated
 }
 
 // watchPeakRSS returns a watch, on where /proc can do it.
@@ -36,7 +38,7 @@ func watchPeakRSS() *rssWatch {
 	if err != nil {
 		return &rssWatch{}
 	}
-	w := &rssWatch{on: true, clear: f}
+	w := &rssWatch{on: true, clear: f, allocs: []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}}
 	if !w.start() {
 		f.Close()
 		return &rssWatch{}
@@ -56,6 +58,7 @@ func (w *rssWatch) start() bool {
 	_, rss := rssStatus()
 	w.atStart = rss
 	w.on = rss > 0
+	metrics.Read(w.allocs)
 	return w.on
 }
 
@@ -63,16 +66,19 @@ func (w *rssWatch) start() bool {
 // Go keeps freed memory resident for a while, so after a large input it
 // returns it to the system: the next input starts low, and a failing
 // input fails again when go test -fuzz reruns it to minimize it.
-func (w *rssWatch) check(t *testing.T) {
+func (w *rssWatch) check(t *testing.T, data []byte) {
 	if !w.on {
 		return
 	}
 	hwm, rss := rssStatus()
+	before := w.allocs[0].Value.Uint64()
+	metrics.Read(w.allocs)
 	if rss > peakRSSLimit/2 {
 		debug.FreeOSMemory()
 	}
 	if hwm-w.atStart > peakRSSLimit {
-		t.Fatalf("this input raised the peak RSS by %d MiB (from %d MiB), over %d MiB: an allocation the input's size does not bound", (hwm-w.atStart)>>20, w.atStart>>20, peakRSSLimit>>20)
+		t.Fatalf("this input (%d bytes) raised the peak RSS by %d MiB (from %d MiB), over %d MiB: an allocation the input's size does not bound (the process allocated %d MiB of heap meanwhile)",
+			len(data), (hwm-w.atStart)>>20, w.atStart>>20, peakRSSLimit>>20, (w.allocs[0].Value.Uint64()-before)>>20)
 	}
 }
 
