@@ -201,9 +201,10 @@ func (a *Accumulator) Precision() Precision { return a.prec }
 func (a *Accumulator) Weight() float64 { return a.weight }
 
 // Add adds rows feature rows, given row-major in features (rows×Dim), with
-// one symmetric rank-k update of the upper triangle (blas64.Syrk at the
-// default precision Float64; see SetPrecision) into the packed triangle
-// (linalg.AddAtATriangle), and adds rows to the weight. It does not allocate once warm. Features must be finite.
+// one symmetric rank-k update of the packed upper triangle
+// (linalg.AddAtATriangle: float64 products at the default precision
+// Float64; see SetPrecision), and adds rows to the weight. It does not
+// allocate once warm. Features must be finite.
 func (a *Accumulator) Add(features []float64, rows int) error {
 	if a.empty() {
 		return fmt.Errorf("%w: Add to an accumulator without description", ErrInvalid)
