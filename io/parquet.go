@@ -28,7 +28,7 @@ const parquetBufferSize = 64 << 10
 // error.)
 func (r *Reader) openParquet(f readerAtSeeker, opts Options, rg *groupRange) (err error) {
 	defer recoverDecoder(r.source, &err)
-	mem := opts.allocator()
+	mem := newParquetAllocator(opts.allocator())
 	props := parquet.NewReaderProperties(mem)
 	props.BufferedStreamEnabled = true
 	props.BufferSize = parquetBufferSize
@@ -261,6 +261,10 @@ func (p *parquetSource) column(c *pqarrow.ColumnReader, n int64) (a arrow.Array,
 // here, at the one boundary where we call it, and reported as a corrupt file.
 func recoverDecoder(source string, err *error) {
 	if v := recover(); v != nil {
+		if v == errRunaway {
+			*err = newError(ErrFormat, source, nil, "corrupt Parquet file: %v", errRunaway)
+			return
+		}
 		*err = newError(ErrFormat, source, nil, "corrupt Parquet file: the decoder failed (%v)", v)
 	}
 }
