@@ -272,7 +272,8 @@ func (e *Estimator) addChunk(w *worker, i int) error {
 	if err != nil {
 		return err
 	}
-	py, err := e.pair.Y.Transform(w.py[:b*p], gy, b)
+	// Y's features and the joint ones in one pass (rff.Map.TransformJoint).
+	py, joint, err := e.pair.Y.TransformJoint(w.py[:b*p], w.joint[:b*p], gy, px, b)
 	if err != nil {
 		return err
 	}
@@ -284,7 +285,7 @@ func (e *Estimator) addChunk(w *worker, i int) error {
 	if err := e.addPart(w, g.y, g.my, py, b, sw, weight); err != nil {
 		return err
 	}
-	if err := w.addJoint(g.xy, g.mxy, px, py, b, e.cfg.Features, sw, weight); err != nil {
+	if err := w.addJointFeatures(g.xy, g.mxy, joint, b, p, sw, weight); err != nil {
 		return err
 	}
 	if e.isSelfChunk(chunk) {
@@ -398,11 +399,11 @@ func (e *Estimator) addPart(w *worker, acc *covariance.Accumulator, mean *covari
 // features with them to selfAcc.
 func (e *Estimator) addSelf(w *worker, copyMap *rff.Map, copyAcc, selfAcc *covariance.Accumulator, part, rows []float64, b int, sw []float64, weight float64) error {
 	p := 2 * e.cfg.Features
-	pc, err := copyMap.Transform(w.pc[:b*p], rows, b)
+	pc, joint, err := copyMap.TransformJoint(w.pc[:b*p], w.joint[:b*p], rows, part, b)
 	if err != nil {
 		return err
 	}
-	if err := w.addJoint(selfAcc, nil, part, pc, b, e.cfg.Features, sw, weight); err != nil {
+	if err := w.addJointFeatures(selfAcc, nil, joint, b, p, sw, weight); err != nil {
 		return err
 	}
 	return copyAcc.AddWeighted(w.scaled(pc, sw, p), b, weight)
@@ -417,6 +418,12 @@ func (w *worker) addJoint(acc *covariance.Accumulator, mean *covariance.Mean, px
 	if err != nil {
 		return err
 	}
+	return w.addJointFeatures(acc, mean, joint, rows, p, sw, weight)
+}
+
+// addJointFeatures adds joint features (rows of p, unscaled) to acc, and
+// to mean (unless nil), as addJoint; the rows are scaled in place.
+func (w *worker) addJointFeatures(acc *covariance.Accumulator, mean *covariance.Mean, joint []float64, rows, p int, sw []float64, weight float64) error {
 	if mean != nil {
 		if err := mean.AddWeighted(joint, rows, w.rowWeights(sw)); err != nil {
 			return err
