@@ -175,7 +175,7 @@ static void dime_joint(double *dst, const double *px, const double *py, long n, 
 
 // The AVX-512 version of dime_transform: the same operations on eight
 // phases at a time (32 frequencies in registers for the phases), so that
-// its results are the same to the bit; the table entries by gathers.
+// its results are the same to the bit; the table entries read one by one.
 __attribute__((target("avx512f,avx2,fma")))
 static void dime_transform512(double *dst, const double *x, const double *w, long n, long d, long D,
 		double scale, const dime_sincos_consts *k, const double *sinTable, const double *cosTable,
@@ -248,8 +248,12 @@ static void dime_transform512(double *dst, const double *x, const double *w, lon
 			__m512d z = _mm512_mul_pd(r, r);
 			__m512d sr = _mm512_fmadd_pd(_mm512_mul_pd(r, z), _mm512_fmadd_pd(z, _mm512_fmadd_pd(z, c3, c2), c1), r);
 			__m512d cm = _mm512_mul_pd(z, _mm512_fmadd_pd(z, _mm512_fmadd_pd(z, d3, d2), d1));
-			__m512d sa = _mm512_i64gather_pd(i, sinTable, 8);
-			__m512d ca = _mm512_i64gather_pd(i, cosTable, 8);
+			long ix[8];
+			_mm512_storeu_si512((void *)ix, i);
+			__m512d sa = _mm512_set_pd(sinTable[ix[7]], sinTable[ix[6]], sinTable[ix[5]], sinTable[ix[4]],
+				sinTable[ix[3]], sinTable[ix[2]], sinTable[ix[1]], sinTable[ix[0]]);
+			__m512d ca = _mm512_set_pd(cosTable[ix[7]], cosTable[ix[6]], cosTable[ix[5]], cosTable[ix[4]],
+				cosTable[ix[3]], cosTable[ix[2]], cosTable[ix[1]], cosTable[ix[0]]);
 			__m512d s = _mm512_add_pd(sa, _mm512_fmadd_pd(sa, cm, _mm512_mul_pd(ca, sr)));
 			__m512d co = _mm512_add_pd(ca, _mm512_fmsub_pd(ca, cm, _mm512_mul_pd(sa, sr)));
 			_mm512_storeu_pd(cosv + j, _mm512_mul_pd(co, vscale));
@@ -279,10 +283,12 @@ var nativeTransform = C.dime_has_avx2_fma() != 0
 
 // native512 says whether the C version runs its AVX-512 code
 // (dime_transform512), which gives the same results to the bit as the AVX2
-// code with eight phases at a time and gathers for the table entries:
-// 512 features of 10 columns, 1.7–1.8 million rows/s with AVX2 and
-// 2.3–2.4 million with AVX-512 on one core of the development machine (AMD
-// EPYC, BenchmarkTransform). Tests turn it off to compare the two.
+// code with eight phases at a time (table entries read one by one, as in
+// the AVX2 code: AVX-512 gathers were slower than AVX2 here). 512 features
+// of 10 columns on one core of the development machine (AMD EPYC, Zen 4,
+// BenchmarkTransform, same run, load 1.2–5.8 from other tenants): 2.3–2.6
+// million rows/s against 1.6–2.2 million with AVX2 and 1.5–1.6 million
+// with gathers. Tests turn it off to compare the two.
 var native512 = nativeTransform && C.dime_has_avx512f() != 0
 
 // nativeConsts are the constants of the table method, for C.
