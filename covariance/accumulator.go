@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
@@ -137,6 +138,17 @@ const (
 
 // String returns "float64" or "float32".
 func (p Precision) String() string { return linalg.Precision(p).String() }
+
+// ParsePrecision returns the precision named "float64" or "float32"
+// (case-insensitive), or an error matching ErrInvalid.
+func ParsePrecision(name string) (Precision, error) {
+	for _, p := range []Precision{Float64, Float32} {
+		if strings.EqualFold(name, p.String()) {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: unknown precision %q (want float32 or float64)", ErrInvalid, name)
+}
 
 // Accumulator holds Σ φφᵀ over the feature rows added to it and their total
 // weight. The zero value has no description: it can receive a Merge or an

@@ -450,3 +450,19 @@ func TestAddWeighted(t *testing.T) {
 		t.Errorf("negative weight: %v", err)
 	}
 }
+
+func TestParsePrecision(t *testing.T) {
+	for _, p := range []Precision{Float64, Float32} {
+		for _, name := range []string{p.String(), strings.ToUpper(p.String())} {
+			got, err := ParsePrecision(name)
+			if err != nil || got != p {
+				t.Errorf("ParsePrecision(%q) = %v, %v; want %v", name, got, err, p)
+			}
+		}
+	}
+	for _, name := range []string{"", "float16", "double", "float64 "} {
+		if _, err := ParsePrecision(name); !errors.Is(err, ErrInvalid) {
+			t.Errorf("ParsePrecision(%q) error %v, want ErrInvalid", name, err)
+		}
+	}
+}

@@ -11,3 +11,16 @@ func SetBlobWindow(n int64) int64 {
 // SkipPageCRC turns the Parquet page CRC verification off or on, for
 // BenchmarkPageCRC.
 func SkipPageCRC(skip bool) { skipPageCRC = skip }
+
+// SetPageCRCWhole sets the size up to which the page CRC verification reads
+// a column chunk whole without first probing its first page header, and
+// returns the previous one.
+func SetPageCRCWhole(n int64) int64 {
+	old := pageCRCWhole
+	pageCRCWhole = n
+	return old
+}
+
+// PageCRCProbe is the length of the probe of a column chunk's first page
+// header.
+const PageCRCProbe = pageCRCProbe

@@ -1,11 +1,13 @@
 package io
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 
@@ -249,6 +251,7 @@ type blobFile struct {
 
 	mu      sync.Mutex
 	streams []*blobStream // open ranged reads, most recently used last
+	extents []extent      // ranges read whole (setExtents)
 }
 
 // blobStream is an open ranged read.
@@ -296,6 +299,9 @@ func (f *blobFile) ReadAt(p []byte, off int64) (int, error) {
 	}
 	if s == nil {
 		length := min(max(int64(want), blobWindow), f.size-off)
+		if end := f.extentEnd(off); end >= off+int64(want) {
+			length = min(length, max(end-off, blobSlack))
+		}
 		r, err := f.b.NewRangeReader(f.ctx, f.key, off, length, nil)
 		if err != nil {
 			return 0, blobError(f.source, err, "reading")
@@ -320,6 +326,55 @@ func (f *blobFile) ReadAt(p []byte, off int64) (int, error) {
 		f.drop(s)
 	}
 	return n, short
+}
+
+// extent is a byte range [off, end) of an object that its reader reads from
+// start to end, such as a Parquet column chunk.
+type extent struct{ off, end int64 }
+
+// blobSlack is how far a ranged read that starts in an extent may go past
+// its end: small chunks that lie one after the other are then read with one
+// request when they are read in order.
+const blobSlack = 64 << 10
+
+// setExtents tells f the byte ranges its reader reads whole: a ranged read
+// that starts inside one asks for no more than blobSlack bytes past its end
+// (and at most blobWindow in all), rather than for the next blobWindow bytes of the object.
+// Without them, a column chunk of 1 MiB read through an 8 MiB window asked
+// for 7 MiB that were never read: on object storage, bytes sent before the
+// read is closed. The ranges are sorted by off and do not overlap.
+func (f *blobFile) setExtents(ext []extent) {
+	f.mu.Lock()
+	f.extents = ext
+	f.mu.Unlock()
+}
+
+// extentEnd returns the end of the extent that holds off, or -1.
+func (f *blobFile) extentEnd(off int64) int64 {
+	i, _ := slices.BinarySearchFunc(f.extents, off, func(e extent, off int64) int { return cmp.Compare(e.off, off+1) })
+	if i > 0 && off < f.extents[i-1].end {
+		return f.extents[i-1].end
+	}
+	return -1
+}
+
+// readExact reads len(p) bytes at off with one GET of exactly those bytes,
+// outside the open ranged reads: for a look at a few bytes (a page header)
+// that the reader will not go on from.
+func (f *blobFile) readExact(p []byte, off int64) (int, error) {
+	if off < 0 || off+int64(len(p)) > f.size {
+		return 0, io.ErrUnexpectedEOF
+	}
+	r, err := f.b.NewRangeReader(f.ctx, f.key, off, int64(len(p)), nil)
+	if err != nil {
+		return 0, blobError(f.source, err, "reading")
+	}
+	defer r.Close()
+	n, err := io.ReadFull(r, p)
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
 }
 
 // drop closes a stream.

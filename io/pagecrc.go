@@ -2,6 +2,7 @@ package io
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"hash/crc32"
 	"io"
@@ -42,6 +43,33 @@ type pageChecker struct {
 	leaves []int   // the Parquet columns read
 	next   int     // the first row group not verified yet
 	buf    *bufio.Reader
+	probe  []byte // the first bytes of a chunk
+}
+
+// pageCRCProbe is the most read of a column chunk to find whether its first
+// page header has a CRC. Page headers of numeric columns take 20 to 60
+// bytes; a longer one (statistics of long strings) is read in full by the
+// verification pass.
+const pageCRCProbe = 1 << 10
+
+// pageCRCWhole is the size up to which a chunk is read whole without a
+// probe: one buffer. (A variable for the tests.)
+var pageCRCWhole int64 = pageCRCBufferSize
+
+// chunkRange returns the bytes of a column chunk in its file: from its
+// dictionary page if it has one (as Arrow's row group reader finds it),
+// else its first data page, for its total compressed size. ok is false if
+// the metadata gives no such range; Arrow's reader reports what is wrong.
+func chunkRange(pf *file.Reader, group, leaf int) (start, size int64, ok bool) {
+	col, err := pf.MetaData().RowGroup(group).ColumnChunk(leaf)
+	if err != nil {
+		return 0, 0, false
+	}
+	start, size = col.DataPageOffset(), col.TotalCompressedSize()
+	if col.HasDictionaryPage() && col.DictionaryPageOffset() > 0 && start > col.DictionaryPageOffset() {
+		start = col.DictionaryPageOffset()
+	}
+	return start, size, start >= 0 && size > 0
 }
 
 func newPageChecker(source string, f io.ReaderAt, pf *file.Reader, groups, leaves []int) *pageChecker {
@@ -71,18 +99,33 @@ func (c *pageChecker) upTo(end int64) error {
 
 // chunk verifies the pages of one column chunk.
 func (c *pageChecker) chunk(group, leaf int) error {
-	col, err := c.pf.MetaData().RowGroup(group).ColumnChunk(leaf)
-	if err != nil {
+	start, size, ok := chunkRange(c.pf, group, leaf)
+	if !ok {
 		return nil // Arrow's reader reports it
 	}
-	// The chunk starts at its dictionary page if it has one (as Arrow's
-	// row group reader finds it).
-	start, size := col.DataPageOffset(), col.TotalCompressedSize()
-	if col.HasDictionaryPage() && col.DictionaryPageOffset() > 0 && start > col.DictionaryPageOffset() {
-		start = col.DictionaryPageOffset()
-	}
-	if start < 0 || size <= 0 {
-		return nil
+	// A first look at the first page header of a chunk larger than the
+	// buffer, with a read of its own of pageCRCProbe bytes: a chunk
+	// without CRCs costs no more than that (on object storage, one small
+	// GET rather than a ranged read of the chunk that is then abandoned).
+	// A chunk of at most pageCRCWhole bytes is read whole at once.
+	if size > pageCRCWhole {
+		if c.probe == nil {
+			c.probe = make([]byte, pageCRCProbe)
+		}
+		probe := c.probe[:min(size, pageCRCProbe)]
+		var n int
+		if ex, isBlob := c.f.(*blobFile); isBlob {
+			n, _ = ex.readExact(probe, start)
+		} else {
+			n, _ = c.f.ReadAt(probe, start)
+		}
+		if n < len(probe) {
+			return nil // Arrow's reader reads the same bytes and reports it
+		}
+		proto := thrift.NewTCompactProtocolConf(&thrift.StreamTransport{Reader: bytes.NewReader(probe)}, &thrift.TConfiguration{MaxMessageSize: pageCRCProbe})
+		if _, crc, ok := readPageHeader(proto); ok && crc == nil {
+			return nil
+		}
 	}
 	if c.buf == nil {
 		c.buf = bufio.NewReaderSize(nil, pageCRCBufferSize)

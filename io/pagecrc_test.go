@@ -33,6 +33,15 @@ func readChecksumFile(t *testing.T, name, x, y string) (rows int64, err error) {
 // snappy, data pages v1 and v2, dictionary pages) and files with a wrong CRC,
 // which must fail with one line naming the file, row group, column and page.
 func TestPageChecksums(t *testing.T) {
+	testPageChecksums(t, func(name, x, y string) (int64, error) { return readChecksumFile(t, name, x, y) })
+	// The same with a probe of the first page header of every chunk (the
+	// path of chunks larger than a buffer).
+	defer dimeio.SetPageCRCWhole(dimeio.SetPageCRCWhole(0))
+	testPageChecksums(t, func(name, x, y string) (int64, error) { return readChecksumFile(t, name, x, y) })
+}
+
+func testPageChecksums(t *testing.T, read func(name, x, y string) (int64, error)) {
+	t.Helper()
 	for _, c := range []struct {
 		file, x, y string
 		want       string // the error, or "" for a clean read
@@ -48,7 +57,7 @@ func TestPageChecksums(t *testing.T) {
 		// The dictionary page is page 0, its data page is page 1.
 		{file: "rle-dict-uncompressed-corrupt-checksum.parquet", x: "long_field", y: "long_field", want: `row group 0, column "long_field", page 0: checksum`},
 	} {
-		rows, err := readChecksumFile(t, c.file, c.x, c.y)
+		rows, err := read(c.file, c.x, c.y)
 		if c.want == "" {
 			if err != nil || rows == 0 {
 				t.Errorf("%s: %d rows, %v", c.file, rows, err)

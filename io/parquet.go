@@ -1,6 +1,7 @@
 package io
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -96,6 +97,9 @@ func (r *Reader) openParquet(f readerAtSeeker, opts Options, rg *groupRange) (er
 	for _, l := range leaves {
 		included[l] = true
 	}
+	if bf, ok := f.(*blobFile); ok {
+		bf.setExtents(chunkExtents(pf, groups, leaves))
+	}
 	src := &parquetSource{source: r.source, batch: int64(batch), head: int64(opts.headRows), total: total, mem: mem}
 	if !skipPageCRC {
 		src.crc = newPageChecker(r.source, f, pf, groups, leaves)
@@ -120,6 +124,29 @@ func (r *Reader) openParquet(f readerAtSeeker, opts Options, rg *groupRange) (er
 	r.src = src
 	r.total = total
 	return nil
+}
+
+// chunkExtents returns the byte ranges of the column chunks of the leaves in
+// the row groups, sorted, for a blobFile's ranged reads.
+func chunkExtents(pf *file.Reader, groups, leaves []int) []extent {
+	ext := make([]extent, 0, len(groups)*len(leaves))
+	for _, g := range groups {
+		for _, l := range leaves {
+			if start, size, ok := chunkRange(pf, g, l); ok {
+				ext = append(ext, extent{start, start + size})
+			}
+		}
+	}
+	slices.SortFunc(ext, func(a, b extent) int { return cmp.Compare(a.off, b.off) })
+	// A corrupt file's chunks may overlap: keep the first of each overlap
+	// (a read past an extent's end opens a window as without extents).
+	out := ext[:0]
+	for _, e := range ext {
+		if len(out) == 0 || e.off >= out[len(out)-1].end {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // appendLeaves appends the Parquet leaf columns of field. (A field with

@@ -193,13 +193,8 @@ func (f *estimatorFlags) streamConfig(xcols, ycols []string) (stream.Config, err
 	if f.groups < 1 || f.groups > stream.MaxGroups {
 		return stream.Config{}, usagef("--groups %d: want 1 (no jackknife) to %d", f.groups, stream.MaxGroups)
 	}
-	var prec covariance.Precision
-	switch f.precision {
-	case "float32":
-		prec = covariance.Float32
-	case "float64":
-		prec = covariance.Float64
-	default:
+	prec, err := covariance.ParsePrecision(f.precision)
+	if err != nil {
 		return stream.Config{}, usagef("--precision %q: want float32 or float64", f.precision)
 	}
 	if err := checkRFFMemory(f.features, f.permutations, f.groups); err != nil {

@@ -133,12 +133,7 @@ func (o *options) config() (dimebeam.Config, []string, error) {
 	}
 	c := stream.Config{Alpha: o.alpha, Features: o.features, Permutations: o.permutations, Groups: o.groups, Seed: o.seed,
 		ShuffleRows: o.shuffle, XColumns: xcols, YColumns: ycols}
-	switch o.precision {
-	case "float32":
-		c.Precision = covariance.Float32
-	case "float64":
-		c.Precision = covariance.Float64
-	default:
+	if c.Precision, err = covariance.ParsePrecision(o.precision); err != nil {
 		return cfg, nil, usagef("--precision %q: want float32 or float64", o.precision)
 	}
 	if c.Kernel, err = exact.ParseKernel(o.kernel); err != nil {
