@@ -155,8 +155,10 @@ func ParsePrecision(name string) (Precision, error) {
 // UnmarshalBinary, which give it one. An Accumulator is not safe for
 // concurrent use.
 type Accumulator struct {
-	desc   Description
-	sum    *mat.SymDense // upper triangle of Σ φφᵀ; nil in the zero value
+	desc Description
+	// sum is the upper triangle of Σ φφᵀ, packed (linalg.Triangle: about
+	// half the memory of a dense matrix); its Data is nil in the zero value.
+	sum    linalg.Triangle
 	weight float64
 	prec   Precision // of Add's products; not part of the description or the encoding
 }
@@ -166,19 +168,17 @@ func New(desc Description) (*Accumulator, error) {
 	if err := desc.Validate(); err != nil {
 		return nil, err
 	}
-	return &Accumulator{desc: desc, sum: mat.NewSymDense(desc.Dim(), nil)}, nil
+	return &Accumulator{desc: desc, sum: linalg.NewTriangle(desc.Dim())}, nil
 }
 
 // Description returns what the accumulator sums.
 func (a *Accumulator) Description() Description { return a.desc }
 
 // Dim returns the feature dimension 2D (0 for the zero value).
-func (a *Accumulator) Dim() int {
-	if a.sum == nil {
-		return 0
-	}
-	return a.sum.SymmetricDim()
-}
+func (a *Accumulator) Dim() int { return a.sum.N }
+
+// empty reports whether a is the zero value, without a description.
+func (a *Accumulator) empty() bool { return a.sum.Data == nil }
 
 // SetPrecision sets the precision of the products of later Adds (Float64
 // unless set). It is a property of this accumulator's computation, not of
@@ -201,11 +201,12 @@ func (a *Accumulator) Precision() Precision { return a.prec }
 func (a *Accumulator) Weight() float64 { return a.weight }
 
 // Add adds rows feature rows, given row-major in features (rows×Dim), with
-// one symmetric rank-k update of the upper triangle (blas64.Syrk at the
-// default precision Float64; see SetPrecision), and adds rows to the
-// weight. It does not allocate once warm. Features must be finite.
+// one symmetric rank-k update of the packed upper triangle
+// (linalg.AddAtATriangle: float64 products at the default precision
+// Float64; see SetPrecision), and adds rows to the weight. It does not
+// allocate once warm. Features must be finite.
 func (a *Accumulator) Add(features []float64, rows int) error {
-	if a.sum == nil {
+	if a.empty() {
 		return fmt.Errorf("%w: Add to an accumulator without description", ErrInvalid)
 	}
 	p := a.Dim()
@@ -215,7 +216,7 @@ func (a *Accumulator) Add(features []float64, rows int) error {
 	if rows == 0 {
 		return nil
 	}
-	if err := linalg.AddAtA(linalg.Precision(a.prec), 1, blas64.General{Rows: rows, Cols: p, Stride: p, Data: features}, a.sum.RawSymmetric()); err != nil {
+	if err := linalg.AddAtATriangle(linalg.Precision(a.prec), 1, blas64.General{Rows: rows, Cols: p, Stride: p, Data: features}, a.sum); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	a.weight += float64(rows)
@@ -242,13 +243,13 @@ func (a *Accumulator) AddWeighted(features []float64, rows int, weight float64) 
 // descriptions are refused with an error matching ErrIncompatible, and a is
 // left unchanged.
 func (a *Accumulator) Merge(other *Accumulator) error {
-	if other == nil || other.sum == nil {
+	if other == nil || other.empty() {
 		return nil
 	}
-	if a.sum == nil {
+	if a.empty() {
 		a.desc = other.desc
-		a.sum = mat.NewSymDense(other.Dim(), nil)
-		a.sum.CopySym(other.sum)
+		a.sum = linalg.NewTriangle(other.sum.N)
+		copy(a.sum.Data, other.sum.Data)
 		a.weight = other.weight
 		return nil
 	}
@@ -260,13 +261,22 @@ func (a *Accumulator) Merge(other *Accumulator) error {
 	return nil
 }
 
-// addUpper adds the upper triangle of src to dst's (the triangle a SymDense
-// stores and the rank-k updates write).
-func addUpper(dst, src *mat.SymDense) {
-	d, s := dst.RawSymmetric(), src.RawSymmetric()
-	for i := 0; i < d.N; i++ {
-		row := d.Data[i*d.Stride+i : i*d.Stride+d.N]
-		for j, v := range s.Data[i*s.Stride+i : i*s.Stride+s.N] {
+// addUpper adds the triangle src to dst, entry by entry.
+func addUpper(dst, src linalg.Triangle) {
+	for i := range dst.N {
+		row := dst.Row(i)
+		for j, v := range src.Row(i) {
+			row[j] += v
+		}
+	}
+}
+
+// addUpperTo adds the triangle src to the upper triangle of the dense dst,
+// entry by entry.
+func addUpperTo(dst blas64.Symmetric, src linalg.Triangle) {
+	for i := range src.N {
+		row := dst.Data[i*dst.Stride+i : i*dst.Stride+src.N]
+		for j, v := range src.Row(i) {
 			row[j] += v
 		}
 	}
@@ -278,12 +288,11 @@ func (a *Accumulator) Scale(f float64) error {
 	if !(f >= 0) || math.IsInf(f, 0) {
 		return fmt.Errorf("%w: scale factor %v, want a finite value >= 0", ErrInvalid, f)
 	}
-	if a.sum == nil {
+	if a.empty() {
 		return nil
 	}
-	raw := a.sum.RawSymmetric()
-	for i := 0; i < raw.N; i++ {
-		row := raw.Data[i*raw.Stride+i : i*raw.Stride+raw.N]
+	for i := range a.sum.N {
+		row := a.sum.Row(i)
 		for j := range row {
 			row[j] *= f
 		}
@@ -294,16 +303,34 @@ func (a *Accumulator) Scale(f float64) error {
 
 // Reset empties the accumulator, keeping its description and storage.
 func (a *Accumulator) Reset() {
-	if a.sum != nil {
-		raw := a.sum.RawSymmetric()
-		clear(raw.Data)
-	}
+	clear(a.sum.Data)
 	a.weight = 0
 }
 
-// Sum returns the accumulated Σ φφᵀ (not divided by the weight). The matrix
-// is the accumulator's own storage: read it, do not modify it.
-func (a *Accumulator) Sum() *mat.SymDense { return a.sum }
+// Sum returns a new matrix holding the accumulated Σ φφᵀ (not divided by
+// the weight), or nil for the zero value. The accumulator stores only the
+// upper triangle, packed: SumTo writes it to a matrix the caller reuses.
+func (a *Accumulator) Sum() *mat.SymDense {
+	if a.empty() {
+		return nil
+	}
+	dst, _ := a.SumTo(nil)
+	return dst
+}
+
+// SumTo writes Σ φφᵀ to dst (allocated if nil, resized if empty) and
+// returns it.
+func (a *Accumulator) SumTo(dst *mat.SymDense) (*mat.SymDense, error) {
+	if a.empty() {
+		return nil, fmt.Errorf("%w: the sum of an accumulator without description", ErrInvalid)
+	}
+	dst, err := symDst(dst, a.Dim())
+	if err != nil {
+		return nil, err
+	}
+	a.sum.Unpack(dst.RawSymmetric(), 1)
+	return dst, nil
+}
 
 // Covariance writes C = Σ φφᵀ / weight to dst (allocated if nil, resized if
 // empty) and returns it.
@@ -315,7 +342,7 @@ func (a *Accumulator) Covariance(dst *mat.SymDense) (*mat.SymDense, error) {
 	if err != nil {
 		return nil, err
 	}
-	dst.ScaleSym(1/a.weight, a.sum)
+	a.sum.Unpack(dst.RawSymmetric(), 1/a.weight) // as dst.ScaleSym would: 1/weight times each entry
 	return dst, nil
 }
 
@@ -334,7 +361,7 @@ func symDst(dst *mat.SymDense, p int) (*mat.SymDense, error) {
 }
 
 func (a *Accumulator) checkRows() error {
-	if a.sum == nil || !(a.weight > 0) {
+	if a.empty() || !(a.weight > 0) {
 		return ErrEmpty
 	}
 	return nil
@@ -358,5 +385,5 @@ func (a *Accumulator) Entropy(alpha float64) (float64, error) {
 	if err := a.checkRows(); err != nil {
 		return 0, err
 	}
-	return exact.MatrixEntropy(a.sum, alpha)
+	return exact.MatrixEntropy(a.Sum(), alpha)
 }

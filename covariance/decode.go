@@ -8,8 +8,7 @@ import (
 	"io"
 	"math"
 
-	"gonum.org/v1/gonum/mat"
-
+	"github.com/dime-project/dime/internal/linalg"
 	"github.com/dime-project/dime/rff"
 )
 
@@ -24,15 +23,27 @@ func EncodedSize(features int) int64 {
 	return headerSize + 8*p*(p+1)/2 + checksumSize
 }
 
+// StoredSize returns the bytes that an accumulator of D features stores:
+// its packed upper triangle of the 2D×2D sum, 8·linalg.TriangleLen(2D)
+// (1.03 MiB at D = 256, where a dense matrix takes 2 MiB). It is 0 if D is
+// out of range.
+func StoredSize(features int) int64 {
+	if features < 1 || features > rff.MaxFeatures {
+		return 0
+	}
+	return 8 * int64(linalg.TriangleLen(2*features))
+}
+
 // DecodeFrom reads one encoding of exactly n bytes from r, as MarshalBinary
 // writes it, and sets a to it. On error the receiver is unchanged and the
 // error matches ErrFormat (io.ErrUnexpectedEOF is reported as truncation);
 // errors of r itself are returned wrapped.
 //
-// The values are read in chunks straight into the accumulator's matrix: the
-// only large allocation is that matrix, 8·(2D)² bytes, which is less than
-// twice n, and it is made only once the header has shown that n bytes hold
-// it. Decoding a stream thus never allocates more than twice what it reads.
+// The values are read in chunks straight into the accumulator's packed
+// triangle: the only large allocation is that triangle, 8·linalg.TriangleLen(2D)
+// bytes, at most 60·2D bytes more than n (the strips' unused corners), and it is made
+// only once the header has shown that n bytes hold it. Decoding a stream
+// thus never allocates more than about what it reads.
 func (a *Accumulator) DecodeFrom(r io.Reader, n int64) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrFormat, fmt.Sprintf(format, args...))
@@ -75,10 +86,10 @@ func (a *Accumulator) DecodeFrom(r io.Reader, n int64) error {
 	// The description and weight are checked after the checksum, so that a
 	// corrupted byte is reported as such rather than as a strange value.
 	p := 2 * int(features)
-	sum := mat.NewSymDense(p, nil)
-	raw := sum.RawSymmetric()
+	sum := linalg.NewTriangle(p)
 	buf := make([]byte, min(8*p, 1<<10)) // small: the matrix is most of what decoding allocates
 	i, j := 0, 0                         // the next entry (i, i+j) of the upper triangle
+	row := sum.Row(0)
 	left := p * (p + 1) / 2
 	firstBad := ""
 	for left > 0 {
@@ -93,9 +104,11 @@ func (a *Accumulator) DecodeFrom(r io.Reader, n int64) error {
 			if (math.IsNaN(v) || math.IsInf(v, 0)) && firstBad == "" {
 				firstBad = fmt.Sprintf("entry (%d, %d) is %v", i, i+j, v)
 			}
-			raw.Data[i*raw.Stride+i+j] = v
+			row[j] = v
 			if j++; i+j == p {
-				i, j = i+1, 0
+				if i, j = i+1, 0; i < p {
+					row = sum.Row(i)
+				}
 			}
 		}
 	}

@@ -5,7 +5,11 @@
 //
 // For feature rows φ(z_i) of a map with unit-norm features (package rff), an
 // Accumulator holds the sum Σ φ(z_i)φ(z_i)ᵀ (2D×2D, float64) and the total
-// weight of the rows (their count, until decayed). The covariance is
+// weight of the rows (their count, until decayed). It stores the sum's upper
+// triangle only, packed by strips of 16 rows (linalg.Triangle: StoredSize,
+// 1.03 MiB at D = 256 against 2 MiB for the dense matrix), which the
+// rank-k update writes in place with the same sums, to the bit, as a dense
+// matrix's upper triangle; Sum and SumTo give it back as a mat.SymDense. The covariance is
 // C = Σ φφᵀ / N, with trace 1, and its eigenvalues are the nonzero eigenvalues
 // of the RFF Gram matrix ΦΦᵀ/N. So S_α(C), computed by the very code that
 // package exact uses for Gram matrices (exact.MatrixEntropy), is the RFF

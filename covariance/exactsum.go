@@ -7,8 +7,7 @@ import (
 	"math"
 	"math/bits"
 
-	"gonum.org/v1/gonum/mat"
-
+	"github.com/dime-project/dime/internal/linalg"
 	"github.com/dime-project/dime/rff"
 )
 
@@ -86,17 +85,16 @@ func (s *ExactSum) compatible(d Description) error {
 // a of another description, or one that would take the budget past
 // MaxExactBudget, is refused and s is left unchanged.
 func (s *ExactSum) Add(a *Accumulator) error {
-	if a == nil || a.sum == nil {
+	if a == nil || a.empty() {
 		return nil
 	}
 	if err := s.compatible(a.desc); err != nil {
 		return err
 	}
-	raw := a.sum.RawSymmetric()
-	p := raw.N
+	p := a.sum.N
 	largest := a.weight
-	for i := 0; i < p; i++ {
-		for _, v := range raw.Data[i*raw.Stride+i : i*raw.Stride+p] {
+	for i := range p {
+		for _, v := range a.sum.Row(i) {
 			largest = math.Max(largest, math.Abs(v))
 		}
 	}
@@ -112,8 +110,8 @@ func (s *ExactSum) Add(a *Accumulator) error {
 	}
 	s.budget = budget
 	k := 0
-	for i := 0; i < p; i++ {
-		for _, v := range raw.Data[i*raw.Stride+i : i*raw.Stride+p] {
+	for i := range p {
+		for _, v := range a.sum.Row(i) {
 			lo, hi := toFixed(v)
 			s.v[k], s.v[k+1] = add128(s.v[k], s.v[k+1], lo, hi)
 			k += 2
@@ -156,11 +154,10 @@ func (s *ExactSum) Accumulator() (*Accumulator, error) {
 	if s.p == 0 {
 		return nil, ErrEmpty
 	}
-	a := &Accumulator{desc: s.desc, sum: mat.NewSymDense(s.p, nil), weight: fromFixed(s.weight[0], s.weight[1])}
-	raw := a.sum.RawSymmetric()
+	a := &Accumulator{desc: s.desc, sum: linalg.NewTriangle(s.p), weight: fromFixed(s.weight[0], s.weight[1])}
 	k := 0
-	for i := 0; i < s.p; i++ {
-		row := raw.Data[i*raw.Stride+i : i*raw.Stride+s.p]
+	for i := range s.p {
+		row := a.sum.Row(i)
 		for j := range row {
 			row[j] = fromFixed(s.v[k], s.v[k+1])
 			k += 2

@@ -278,9 +278,11 @@ func BenchmarkExactSumAdd(b *testing.B) {
 	spec.Features = 256
 	a, _ := New(Description{Map: spec, Part: PartJoint})
 	r := rand.New(rand.NewPCG(1, 1))
-	raw := a.sum.RawSymmetric()
-	for i := range raw.Data {
-		raw.Data[i] = r.NormFloat64()
+	for i := range a.sum.N {
+		row := a.sum.Row(i)
+		for j := range row {
+			row[j] = r.NormFloat64()
+		}
 	}
 	a.weight = 1000
 	var s ExactSum

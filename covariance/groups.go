@@ -15,7 +15,7 @@ import (
 func SumGroups(accs ...*Accumulator) (*Accumulator, error) {
 	var out *Accumulator
 	for _, a := range accs {
-		if a == nil || a.sum == nil {
+		if a == nil || a.empty() {
 			continue
 		}
 		if out == nil {
@@ -44,7 +44,7 @@ func SumGroups(accs ...*Accumulator) (*Accumulator, error) {
 func SumGroupsTo(dst *mat.SymDense, accs ...*Accumulator) (*mat.SymDense, float64, error) {
 	var first *Accumulator
 	for _, a := range accs {
-		if a == nil || a.sum == nil {
+		if a == nil || a.empty() {
 			continue
 		}
 		if first == nil {
@@ -70,10 +70,10 @@ func SumGroupsTo(dst *mat.SymDense, accs ...*Accumulator) (*mat.SymDense, float6
 	}
 	var weight float64
 	for _, a := range accs {
-		if a == nil || a.sum == nil {
+		if a == nil || a.empty() {
 			continue
 		}
-		addUpper(dst, a.sum)
+		addUpperTo(dst.RawSymmetric(), a.sum)
 		weight += a.weight
 	}
 	return dst, weight, nil

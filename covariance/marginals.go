@@ -5,6 +5,8 @@ import (
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dime-project/dime/internal/linalg"
 )
 
 // ProductOfMarginals writes to dst (allocated if nil, resized if empty) the
@@ -93,9 +95,9 @@ func productOfGroups(dst *mat.SymDense, as, bs []*Accumulator, what string, part
 // real and imaginary parts of the means μ_j = E u_j, are set.
 type marginal struct {
 	desc   Description
-	sums   []blas64.Symmetric // the groups' upper triangles
-	weight float64            // their total weight
-	re, im []float64          // the means, to center; nil for raw moments
+	sums   []linalg.Triangle // the groups' upper triangles
+	weight float64           // their total weight
+	re, im []float64         // the means, to center; nil for raw moments
 }
 
 // marginalOf returns the marginal of the sum of accs, which must agree but
@@ -103,13 +105,13 @@ type marginal struct {
 func marginalOf(accs []*Accumulator, what string) (marginal, error) {
 	var m marginal
 	for _, a := range accs {
-		if a == nil || a.sum == nil {
+		if a == nil || a.empty() {
 			continue
 		}
 		if m.sums == nil {
 			m.desc = a.desc
 			m.desc.Index = 0
-			m.sums = make([]blas64.Symmetric, 0, len(accs))
+			m.sums = make([]linalg.Triangle, 0, len(accs))
 		} else {
 			d := a.desc
 			d.Index = 0
@@ -117,7 +119,7 @@ func marginalOf(accs []*Accumulator, what string) (marginal, error) {
 				return m, fmt.Errorf("%w: %s", ErrIncompatible, diff)
 			}
 		}
-		m.sums = append(m.sums, a.sum.RawSymmetric())
+		m.sums = append(m.sums, a.sum)
 		m.weight += a.weight
 	}
 	if m.sums == nil {
@@ -138,12 +140,9 @@ func (m *marginal) checkRows() error {
 // at returns entry (i, j) of the summed matrix, from the upper triangles,
 // adding the groups in order as SumGroups does.
 func (m *marginal) at(i, j int) float64 {
-	if i > j {
-		i, j = j, i
-	}
 	var s float64
 	for _, c := range m.sums {
-		s += c.Data[i*c.Stride+j]
+		s += c.At(i, j)
 	}
 	return s
 }

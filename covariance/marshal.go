@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"slices"
 
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rff"
@@ -54,16 +55,16 @@ func (a *Accumulator) MarshalBinary() ([]byte, error) {
 // AppendBinary implements encoding.BinaryAppender: it appends the encoding of
 // a to b.
 func (a *Accumulator) AppendBinary(b []byte) ([]byte, error) {
-	if a.sum == nil {
+	if a.empty() {
 		return nil, fmt.Errorf("%w: cannot encode an accumulator without description", ErrInvalid)
 	}
 	start := len(b)
 	p := a.Dim()
 	b = appendHeader(b, magic, a.desc)
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(a.weight))
-	raw := a.sum.RawSymmetric()
-	for i := 0; i < p; i++ {
-		for _, v := range raw.Data[i*raw.Stride+i : i*raw.Stride+p] {
+	b = slices.Grow(b, 8*len(a.sum.Data)+checksumSize)
+	for i := range p {
+		for _, v := range a.sum.Row(i) {
 			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/synth"
 )
 
@@ -60,4 +61,36 @@ func TestResultAllocations(t *testing.T) {
 		t.Errorf("Result allocated %d bytes, %.1f matrices of (2D)² float64; want at most %d (GOMAXPROCS + 3)",
 			got, float64(got)/float64(matrix), runtime.GOMAXPROCS(0)+3)
 	}
+}
+
+// TestEstimatorAccumulatorBytes is the memory guard of the accumulators at
+// the dime commands' defaults (D = 256, K = 4 groups of 7 accumulators, the
+// normalized score's self terms): New allocates the packed triangles,
+// 28 × covariance.StoredSize(256) = 28.9 MiB, where the dense matrices of
+// before took 28 × 2 MiB = 56 MiB. Measured (runtime.MemStats.TotalAlloc
+// over New, d = 10 per view): 28.9 MiB, the feature maps and the
+// estimator's other state being a few KiB; the bound is the packed
+// triangles plus 4 MiB, well under the dense matrices' 56 MiB.
+func TestEstimatorAccumulatorBytes(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation allocates more")
+	}
+	cfg := DefaultConfig()
+	const d = 10
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	e, err := New(d, d, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	got := after.TotalAlloc - before.TotalAlloc
+	accs := len(e.accumulators())
+	packed := uint64(accs) * uint64(covariance.StoredSize(cfg.Features))
+	dense := uint64(accs) * uint64(2*cfg.Features) * uint64(2*cfg.Features) * 8
+	t.Logf("New at the defaults allocated %.1f MiB: %d accumulators, %.1f MiB packed (%.1f MiB dense)", float64(got)/(1<<20), accs, float64(packed)/(1<<20), float64(dense)/(1<<20))
+	if bound := packed + 4<<20; got > bound {
+		t.Errorf("New at the defaults allocated %d bytes, want at most %d (%d packed accumulators + 4 MiB)", got, bound, accs)
+	}
+	runtime.KeepAlive(e)
 }

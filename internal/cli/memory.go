@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/internal/memlimit"
 	"github.com/dime-project/dime/stream"
 )
@@ -39,13 +40,13 @@ func rffMemory(features, permutations, groups int) uint64 {
 
 // rffAccumulators is the bytes of the accumulators of one RFF estimator:
 // per group X, Y, joint, the copies and self joints of the normalized score,
-// and the P permuted, each a (2D)² float64 matrix.
+// and the P permuted, each the packed triangle of a (2D)² float64 matrix
+// (covariance.StoredSize).
 func rffAccumulators(features, permutations, groups int) uint64 {
 	if groups <= 0 {
 		groups = stream.DefaultGroups
 	}
-	p := uint64(2 * features)
-	return uint64(7*groups+permutations) * p * p * 8
+	return uint64(7*groups+permutations) * uint64(covariance.StoredSize(features))
 }
 
 // checkBaselineMemory is checkMemory for monitor --baseline: the window's

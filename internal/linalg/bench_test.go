@@ -3,6 +3,7 @@ package linalg
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -215,8 +216,10 @@ func BenchmarkMicroKernel(b *testing.B) {
 
 // BenchmarkAddAtA measures AddAtA, the accumulators' update, on 256 rows of
 // 512 features with float64 and float32 products on every backend compiled
-// in (and, with OpenBLAS, float32 through its ssyrk). GFLOP/s counts
-// rows·n·(n+1) flops per call, whatever the precision.
+// in (and, with OpenBLAS, float32 through its ssyrk), into a dense matrix
+// and (the -triangle variants) into the packed Triangle of the
+// accumulators. GFLOP/s counts rows·n·(n+1) flops per call, whatever the
+// precision.
 func BenchmarkAddAtA(b *testing.B) {
 	const rows, n = 256, 512
 	r := rand.New(rand.NewPCG(6, 3))
@@ -225,12 +228,15 @@ func BenchmarkAddAtA(b *testing.B) {
 		a.Data[i] = r.NormFloat64()
 	}
 	c := blas64.Symmetric{N: n, Stride: n, Uplo: blas.Upper, Data: make([]float64, n*n)}
+	tri := NewTriangle(n)
 	forEachBackend(b, func(b *testing.B) {
-		for _, variant := range []string{"float64", "float64-dsyrk", "float32", "float32-scalar-packing", "float32-ssyrk"} {
+		for _, variant := range []string{"float64", "float64-triangle", "float64-dsyrk", "float32", "float32-triangle", "float32-scalar-packing", "float32-ssyrk"} {
 			if (variant == "float32-ssyrk" || variant == "float64-dsyrk") && Current() != OpenBLAS {
 				continue
 			}
-			prec := map[string]Precision{"float64": Float64, "float64-dsyrk": Float64, "float32": Float32, "float32-scalar-packing": Float32, "float32-ssyrk": Float32}[variant]
+			prec := map[string]Precision{"float64": Float64, "float64-triangle": Float64, "float64-dsyrk": Float64,
+				"float32": Float32, "float32-triangle": Float32, "float32-scalar-packing": Float32, "float32-ssyrk": Float32}[variant]
+			packed := strings.HasSuffix(variant, "-triangle")
 			b.Run(variant, func(b *testing.B) {
 				forceSsyrk32 = variant == "float32-ssyrk"
 				forceDsyrk64 = variant == "float64-dsyrk"
@@ -241,7 +247,13 @@ func BenchmarkAddAtA(b *testing.B) {
 				defer func() { forceSsyrk32, forceDsyrk64, cvtGroups = false, false, saved }()
 				t := startCPU(b)
 				for range b.N {
-					if err := AddAtA(prec, 1, a, c); err != nil {
+					var err error
+					if packed {
+						err = AddAtATriangle(prec, 1, a, tri)
+					} else {
+						err = AddAtA(prec, 1, a, c)
+					}
+					if err != nil {
 						b.Fatal(err)
 					}
 				}

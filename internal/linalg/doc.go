@@ -43,6 +43,10 @@
 // It runs the assembly kernels in both builds: on the accumulators' call
 // they beat OpenBLAS's dsyrk (44–45 against 41 GFLOP/cpu-s in the same run),
 // and both builds then sum the same features to the same bits.
+// AddAtATriangle is the same update into a Triangle, the packed upper
+// triangle (by strips of StripRows rows) that the accumulators store: about
+// half the memory of a dense matrix, written in place by the same tiles, so
+// that its entries are the same to the bit as AddAtA's.
 //
 // The build tag openblas switches, through cgo, to OpenBLAS (Debian: apt-get
 // install libopenblas-dev liblapacke-dev):

@@ -240,11 +240,13 @@ func packRows32(dst []float32, op operand, n, p0, cnt, pp, kb, w int) {
 }
 
 // rankUpdate computes C ← C + alpha·L·Rᵀ on the triangle ul of the n×n
-// matrix c (row stride ldc) with the micro-kernel kern, where L and R are
-// the concatenations of the segments left and right (same widths; same
+// matrix c (dense with a row stride, or a Triangle: then ul must be
+// blas.Upper) with the micro-kernel kern, where L and R are the
+// concatenations of the segments left and right (same widths; same
 // segments for Dsyrk, which sameLR says). n ≥ 1, and the operands and c must
-// be large enough (the BLAS methods check).
-func rankUpdate[T element](kern microKernel[T], pool *bufferStack[T], ul blas.Uplo, n int, alpha float64, left, right []operand, sameLR bool, c []float64, ldc int) {
+// be large enough (the BLAS methods check). The tiles, and so the order of
+// the additions into each entry of C, do not depend on c's layout.
+func rankUpdate[T element](kern microKernel[T], pool *bufferStack[T], ul blas.Uplo, n int, alpha float64, left, right []operand, sameLR bool, cm cMatrix) {
 	var k int
 	for _, op := range left {
 		k += op.k
@@ -265,6 +267,7 @@ func rankUpdate[T element](kern microKernel[T], pool *bufferStack[T], ul blas.Up
 	}
 	tile := buf.tile[:mr*nr]
 	upper := ul == blas.Upper
+	c := cm.data
 	var elem T
 	size := int(unsafe.Sizeof(elem))
 	for pc := 0; pc < k; pc += kcBlock {
@@ -278,6 +281,9 @@ func rankUpdate[T element](kern microKernel[T], pool *bufferStack[T], ul blas.Up
 		bstride := kb * w * size
 		for i0 := 0; i0 < n; i0 += mr {
 			rows := min(mr, n-i0)
+			// Rows i0 … i0+rows−1 of C are ldc apart from off0 (a Triangle's
+			// strips hold whole kernel strips: StripRows is a multiple of mr).
+			off0, ldc := cm.row(i0)
 			lp := &lbuf[(i0/w)*kb*w+i0%w]
 			j0, jEnd := 0, i0+rows // lower: tiles from column 0 up to the diagonal
 			if upper {
@@ -291,7 +297,7 @@ func rankUpdate[T element](kern microKernel[T], pool *bufferStack[T], ul blas.Up
 					inside = j0+cols-1 <= i0 // all j ≤ i
 				}
 				if inside && rows == mr && cols == nr {
-					kern.fn(kb, lp, rp, bstride, &c[i0*ldc+j0], ldc, alpha)
+					kern.fn(kb, lp, rp, bstride, &c[off0+j0], ldc, alpha)
 					continue
 				}
 				if prefetchRows != nil {
@@ -299,12 +305,12 @@ func rankUpdate[T element](kern microKernel[T], pool *bufferStack[T], ul blas.Up
 					// scratch one: ask for C's lines, which the additions
 					// below read (they were 86% of rankUpdate's own time,
 					// waiting for memory, at 512 features).
-					prefetchRows(&c[i0*ldc+j0], ldc, rows, cols)
+					prefetchRows(&c[off0+j0], ldc, rows, cols)
 				}
 				clear(tile)
 				kern.fn(kb, lp, rp, bstride, &tile[0], nr, alpha)
 				for r := range rows {
-					i := i0 + r
+					i, off := i0+r, off0+r*ldc
 					lo, hi := 0, cols // columns j0+lo … j0+hi−1 inside the triangle
 					if upper {
 						lo = max(0, i-j0)
@@ -314,7 +320,7 @@ func rankUpdate[T element](kern microKernel[T], pool *bufferStack[T], ul blas.Up
 					if lo >= hi {
 						continue
 					}
-					floats.Add(c[i*ldc+j0+lo:i*ldc+j0+hi], tile[r*nr+lo:r*nr+hi])
+					floats.Add(c[off+j0+lo:off+j0+hi], tile[r*nr+lo:r*nr+hi])
 				}
 			}
 		}

@@ -202,7 +202,7 @@ func openblasThreads() int { return int(C.openblas_get_num_threads()) }
 // block of at most block32 rows of A is rounded to float32, OpenBLAS's
 // ssyrk writes its AᵀA into a float32 scratch matrix (beta = 0), and the
 // scratch's upper triangle, times alpha, is added into c.
-func openblasAddAtA32(alpha float64, a blas64.General, c blas64.Symmetric) {
+func openblasAddAtA32(alpha float64, a blas64.General, c cMatrix) {
 	n := a.Cols
 	s := pool32BLAS.Get().(*scratch32)
 	defer pool32BLAS.Put(s)
@@ -218,6 +218,6 @@ func openblasAddAtA32(alpha float64, a blas64.General, c blas64.Symmetric) {
 			}
 		}
 		netlib.Implementation{}.Ssyrk(blas.Upper, blas.Trans, n, rows, float32(alpha), s.a[:rows*n], n, 0, s.c, n)
-		addUpper32(c, s.c)
+		addUpper32(c, n, s.c)
 	}
 }

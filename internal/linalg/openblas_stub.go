@@ -25,6 +25,6 @@ func openblasThreads() int { return 0 }
 
 // openblasAddAtA32 is never called in this build: Current is Gonum and
 // forceSsyrk32 is only set by tests with OpenBLAS available.
-func openblasAddAtA32(float64, blas64.General, blas64.Symmetric) {
+func openblasAddAtA32(float64, blas64.General, cMatrix) {
 	panic("linalg: OpenBLAS backend not compiled in")
 }

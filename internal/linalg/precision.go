@@ -62,12 +62,49 @@ const block32 = kcBlock
 func AddAtA(prec Precision, alpha float64, a blas64.General, c blas64.Symmetric) error {
 	n := a.Cols
 	switch {
-	case !prec.Valid():
-		return fmt.Errorf("linalg: invalid precision %v", prec)
 	case c.Uplo != blas.Upper || c.N != n:
 		return fmt.Errorf("linalg: AddAtA of %d columns into a %d×%d matrix with triangle %c", n, c.N, c.N, c.Uplo)
-	case a.Rows < 0 || a.Stride < max(1, n) || c.Stride < max(1, n) ||
-		(a.Rows > 0 && len(a.Data) < (a.Rows-1)*a.Stride+n) || (n > 0 && len(c.Data) < (n-1)*c.Stride+n):
+	case c.Stride < max(1, n) || (n > 0 && len(c.Data) < (n-1)*c.Stride+n):
+		return fmt.Errorf("linalg: AddAtA: data too short for its shape and stride")
+	}
+	return addAtA(prec, alpha, a, denseC(c.Data, c.Stride), func(f func(blas64.Symmetric)) { f(c) })
+}
+
+// AddAtATriangle is AddAtA into a Triangle: C ← C + alpha·AᵀA with C
+// packed, a.Cols×a.Cols. Each entry of C receives the same additions in the
+// same order as the upper triangle of a dense C in AddAtA, so the two give
+// the same values to the bit (TestAddAtATriangle). Where AddAtA calls a
+// BLAS (see AddAtA; not with the assembly kernels), the triangle is
+// unpacked into a dense scratch matrix around the call.
+func AddAtATriangle(prec Precision, alpha float64, a blas64.General, c Triangle) error {
+	if c.N != a.Cols {
+		return fmt.Errorf("linalg: AddAtA of %d columns into a %d×%d triangle", a.Cols, c.N, c.N)
+	}
+	if err := c.valid(); err != nil {
+		return err
+	}
+	return addAtA(prec, alpha, a, triangleC(c), func(f func(blas64.Symmetric)) {
+		s := poolDense.Get().(*[]float64)
+		defer poolDense.Put(s)
+		*s = grow(*s, c.N*c.N)
+		d := blas64.Symmetric{Uplo: blas.Upper, N: c.N, Stride: c.N, Data: *s}
+		c.Unpack(d, 1)
+		f(d)
+		c.Pack(d)
+	})
+}
+
+// poolDense holds the dense scratch matrices of AddAtATriangle's BLAS path.
+var poolDense = sync.Pool{New: func() any { return new([]float64) }}
+
+// addAtA is AddAtA and AddAtATriangle once c is checked; dense runs f on
+// c as a dense matrix (for the BLAS paths).
+func addAtA(prec Precision, alpha float64, a blas64.General, c cMatrix, dense func(f func(blas64.Symmetric))) error {
+	n := a.Cols
+	switch {
+	case !prec.Valid():
+		return fmt.Errorf("linalg: invalid precision %v", prec)
+	case a.Rows < 0 || a.Stride < max(1, n) || (a.Rows > 0 && len(a.Data) < (a.Rows-1)*a.Stride+n):
 		return fmt.Errorf("linalg: AddAtA: data too short for its shape and stride")
 	}
 	if n == 0 || a.Rows == 0 || alpha == 0 {
@@ -75,11 +112,11 @@ func AddAtA(prec Precision, alpha float64, a blas64.General, c blas64.Symmetric)
 	}
 	if prec == Float64 {
 		if !blocked64 || forceDsyrk64 {
-			blas64.Syrk(blas.Trans, alpha, a, 1, c)
+			dense(func(d blas64.Symmetric) { blas64.Syrk(blas.Trans, alpha, a, 1, d) })
 			return nil
 		}
 		ops := [1]operand{{data: a.Data, rs: 1, cs: a.Stride, k: a.Rows}}
-		rankUpdate(kernel64, &pool64, blas.Upper, n, alpha, ops[:], ops[:], true, c.Data, c.Stride)
+		rankUpdate(kernel64, &pool64, blas.Upper, n, alpha, ops[:], ops[:], true, c)
 		return nil
 	}
 	if forceSsyrk32 || (Current() == OpenBLAS && kernel32.name == goKernel32.name) {
@@ -87,7 +124,7 @@ func AddAtA(prec Precision, alpha float64, a blas64.General, c blas64.Symmetric)
 		return nil
 	}
 	ops := [1]operand{{data: a.Data, rs: 1, cs: a.Stride, k: a.Rows}}
-	rankUpdate(kernel32, &pool32, blas.Upper, n, alpha, ops[:], ops[:], true, c.Data, c.Stride)
+	rankUpdate(kernel32, &pool32, blas.Upper, n, alpha, ops[:], ops[:], true, c)
 	return nil
 }
 
@@ -105,11 +142,12 @@ type scratch32 struct{ a, c []float32 }
 
 var pool32BLAS = sync.Pool{New: func() any { return new(scratch32) }}
 
-// addUpper32 adds the upper triangle of the n×n float32 s (stride n) into c.
-func addUpper32(c blas64.Symmetric, s []float32) {
-	n := c.N
+// addUpper32 adds the upper triangle of the n×n float32 s (stride n) into
+// the n×n c.
+func addUpper32(c cMatrix, n int, s []float32) {
 	for i := range n {
-		dst := c.Data[i*c.Stride+i : i*c.Stride+n]
+		off, _ := c.row(i)
+		dst := c.data[off+i : off+n]
 		for j, v := range s[i*n+i : i*n+n] {
 			dst[j] += float64(v)
 		}

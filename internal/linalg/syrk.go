@@ -21,7 +21,7 @@ func (impl gonumBLAS) Dsyrk(ul blas.Uplo, tA blas.Transpose, n, k int, alpha flo
 	scaleTriangle(ul, n, beta, c, ldc)
 	op := operandOf(tA, a, lda, k)
 	ops := [1]operand{op}
-	rankUpdate(kernel64, &pool64, ul, n, alpha, ops[:], ops[:], true, c, ldc)
+	rankUpdate(kernel64, &pool64, ul, n, alpha, ops[:], ops[:], true, denseC(c, ldc))
 }
 
 // Dsyr2k computes C = alpha·(A·Bᵀ + B·Aᵀ) + beta·C (tA = NoTrans, A and B
@@ -38,7 +38,7 @@ func (impl gonumBLAS) Dsyr2k(ul blas.Uplo, tA blas.Transpose, n, k int, alpha fl
 	scaleTriangle(ul, n, beta, c, ldc)
 	opA, opB := operandOf(tA, a, lda, k), operandOf(tA, b, ldb, k)
 	left, right := [2]operand{opA, opB}, [2]operand{opB, opA}
-	rankUpdate(kernel64, &pool64, ul, n, alpha, left[:], right[:], false, c, ldc)
+	rankUpdate(kernel64, &pool64, ul, n, alpha, left[:], right[:], false, denseC(c, ldc))
 }
 
 // syrkArgsValid reports whether the arguments of a Dsyrk (or one operand of
