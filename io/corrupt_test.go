@@ -93,15 +93,16 @@ func FuzzReadParquet(f *testing.F) {
 	seed, _ := os.ReadFile(path)
 	f.Add(seed)
 	f.Add(seed[:len(seed)/2])
-	p := filepath.Join(dir, "f.parquet")
+	file := newFuzzFile(f, "f.parquet")
+	rss := watchPeakRSS()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		rss.start()
+		defer rss.check(t, data)
+		file.set(t, data)
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
-		_, _, _, _, err := readAll(t, p, nil, dimeio.Options{X: []string{"c0"}, Y: []string{"c1"}, Allocator: mem})
-		if err != nil && !strings.Contains(err.Error(), p) {
+		_, _, _, _, err := readAll(t, file.path, nil, dimeio.Options{X: []string{"c0"}, Y: []string{"c1"}, Allocator: mem})
+		if err != nil && !strings.Contains(err.Error(), file.path) {
 			t.Fatalf("error does not name the file: %v", err)
 		}
 	})
