@@ -29,7 +29,7 @@ func TestNativeSincosAccuracy(t *testing.T) {
 	beyond := []float64{sincosMaxArg, -sincosMaxArg, 1e9, -3e15, 1e300}
 	x = append(x, beyond...)
 	dst := make([]float64, len(x)*2*D)
-	if !m.transformNative(dst, x, len(x), 1) {
+	if !m.transformNative(dst, x, len(x), 1, nil, nil, 0) {
 		t.Skip("native Transform not in use (pure-Go backend selected)")
 	}
 	var worstULP, worstAbs, worstBeyond float64
@@ -74,7 +74,7 @@ func TestNativeMatchesGo(t *testing.T) {
 	for _, s := range allSpecs(d, D, 12) {
 		m := mustNew(t, s)
 		got, want := make([]float64, n*2*D), make([]float64, n*2*D)
-		if !m.transformNative(got, x, n, scale) {
+		if !m.transformNative(got, x, n, scale, nil, nil, 0) {
 			t.Skip("native Transform not in use (pure-Go backend selected)")
 		}
 		m.transformGo(want, x, n, scale)
@@ -148,4 +148,41 @@ func TestNativeJointMatchesGo(t *testing.T) {
 		}
 	}
 	t.Logf("C and Go joint features differ by at most %.2g of √D ulps of the larger product plus an ulp of the result", worst)
+}
+
+// TestNative512MatchesAVX2 checks that the AVX-512 code of the C version
+// gives the same features as its AVX2 code, to the bit (the same
+// operations on each phase), with phases beyond the table's range among
+// them and a number of frequencies that is not a multiple of 8, and the
+// fused joint features too.
+func TestNative512MatchesAVX2(t *testing.T) {
+	if !native512 {
+		t.Skip("no AVX-512 code in this build (tag openblas) or on this CPU")
+	}
+	const n, d = 300, 5
+	x := randomBlock(n, d, 7)
+	for i := 0; i < n; i++ {
+		x[i*d+1] = 0
+	}
+	x[3*d] = 1e7 // phases beyond the table's range
+	for _, D := range []int{37, 64, 256} {
+		for _, s := range allSpecs(d, D, 12) {
+			m := mustNew(t, s)
+			px := randomBlock(n, 2*D, 8)
+			got, want := make([]float64, n*2*D), make([]float64, n*2*D)
+			gotJ, wantJ := make([]float64, n*2*D), make([]float64, n*2*D)
+			scale := 1 / math.Sqrt(float64(D))
+			if !m.transformNative(got, x, n, scale, px, gotJ, 1/scale) {
+				t.Skip("native Transform not in use (pure-Go backend selected)")
+			}
+			native512 = false
+			m.transformNative(want, x, n, scale, px, wantJ, 1/scale)
+			native512 = true
+			for i := range got {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) || math.Float64bits(gotJ[i]) != math.Float64bits(wantJ[i]) {
+					t.Fatalf("%s D = %d, value %d: AVX-512 %v and %v, AVX2 %v and %v", name(s), D, i, got[i], gotJ[i], want[i], wantJ[i])
+				}
+			}
+		}
+	}
 }

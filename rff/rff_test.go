@@ -358,3 +358,32 @@ func TestInvalid(t *testing.T) {
 		t.Error("unknown variant accepted")
 	}
 }
+
+// TestTransformJoint checks that TransformJoint gives what Transform then
+// Joint give, to the bit, in either build, and refuses short inputs.
+func TestTransformJoint(t *testing.T) {
+	const n, D = 70, 45
+	pair, err := NewPair(PairSpec{Kernel: exact.Gaussian, Features: D, Seed: 5, SigmaX: 1, SigmaY: 0.8, DimX: 3, DimY: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	px, _ := pair.X.Transform(nil, randomBlock(n, 3, 1), n)
+	y := randomBlock(n, 4, 2)
+	py, joint, err := pair.Y.TransformJoint(nil, nil, y, px, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantY, _ := pair.Y.Transform(nil, y, n)
+	wantJ, _ := Joint(nil, px, wantY, n, D, nil)
+	for i := range wantY {
+		if math.Float64bits(py[i]) != math.Float64bits(wantY[i]) || math.Float64bits(joint[i]) != math.Float64bits(wantJ[i]) {
+			t.Fatalf("value %d: %v and %v, want %v and %v", i, py[i], joint[i], wantY[i], wantJ[i])
+		}
+	}
+	if _, _, err := pair.Y.TransformJoint(nil, nil, y, px[:len(px)-1], n); !errors.Is(err, ErrShape) {
+		t.Errorf("short px: %v, want ErrShape", err)
+	}
+	if _, _, err := pair.Y.TransformJoint(nil, nil, y[:len(y)-1], px, n); !errors.Is(err, ErrShape) {
+		t.Errorf("short x: %v, want ErrShape", err)
+	}
+}

@@ -226,9 +226,13 @@
 // # Parallelism
 //
 // Config.Workers goroutines (GOMAXPROCS by default) add each scope. With the
-// analytic estimator, worker i owns the groups k ≡ i (mod W) (so at most K
-// workers) and maps and adds only the chunks of its groups: each row is
-// mapped once. With permutations, worker i owns accumulators i, i+W, … of
+// analytic estimator, the workers (at most K) claim the scope's chunks one
+// at a time: the next chunk of a group that no other worker is adding, from
+// the group with the most chunks left, so that a group's chunks are added in
+// order and one at a time whichever worker adds them; a worker maps and adds
+// only the chunks it claims, so each row is mapped once, and a worker that
+// another process (or the decoding of the next block) holds up does not
+// leave the other waiting at the end of the scope. With permutations, worker i owns accumulators i, i+W, … of
 // X, Y, joint, permuted (at most P+5) and goes through the scope chunk by
 // chunk (256 positions), mapping every row itself and adding its
 // accumulators' rank-k updates. Either way the workers wait for each other

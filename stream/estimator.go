@@ -55,7 +55,8 @@ type Estimator struct {
 	// The scope being added and the workers that add it (see workers.go).
 	scope   scope
 	pool    []*worker
-	workers int // Config.workers() when the estimator was made
+	cursors []groupCursor // scratch of scope.cursors
+	workers int           // Config.workers() when the estimator was made
 	wg      sync.WaitGroup
 }
 
@@ -466,6 +467,12 @@ type scope struct {
 	size, chunks int
 	first        int64
 	workers      int
+
+	// The claims of the analytic estimator's workers (workers.go): where
+	// each group stands, and whether a worker failed; under mu.
+	mu      sync.Mutex
+	cursors []groupCursor
+	failed  bool
 }
 
 // Reset forgets every row, keeping the feature maps, the bandwidths and the

@@ -8,11 +8,17 @@ import (
 // A scope is added by W workers (the caller's goroutine and W−1 goroutines
 // started for the scope), in one of two ways.
 //
-// Analytic estimator (no permutations): worker i owns the groups k with
-// k mod W = i, and adds the chunks of its groups, in order: it maps their
-// rows (X, Y and, for self chunks, the copies), builds the joint and self
-// features and adds them with one rank-k update per accumulator. Each row is
-// mapped once, by one worker, and W is at most K.
+// Analytic estimator (no permutations): the workers claim chunks one at a
+// time (claimChunk): the next chunk of a group that no other worker is
+// adding, from the group with the most chunks left. A worker maps the
+// chunk's rows (X, Y and, for self chunks, the copies), builds the joint and
+// self features and adds them with one rank-k update per accumulator of the
+// group. A group's chunks are thus added in order, one at a time, whichever
+// worker adds them; each row is mapped once, by one worker, and W is at most
+// K. Claiming chunks rather than owning whole groups keeps both cores busy
+// when something else (the decoding of the next block, another process)
+// takes one of them for a while: with fixed groups the other worker waited
+// at the end of every scope for the one that had been held up.
 //
 // Permutation estimator: the permuted joints pair positions of different
 // chunks, so the workers share out accumulator slots instead: slot 0 is the
@@ -108,6 +114,9 @@ func (e *Estimator) addScope() error {
 		e.pool = append(e.pool, e.newWorker(len(e.pool)))
 	}
 	workers := e.pool[:W]
+	if len(e.perm) == 0 {
+		e.startClaims()
+	}
 	e.wg.Add(W - 1)
 	for _, w := range workers[1:] {
 		go w.run()
@@ -170,48 +179,121 @@ func (e *Estimator) gather(dst, data []float64, c, b, d int) []float64 {
 	return dst[:b*d]
 }
 
-// addGroups adds the chunks of the groups that worker w owns (analytic
-// estimator).
-func (e *Estimator) addGroups(w *worker) error {
+// groupCursor is where a group stands in the current scope of the analytic
+// estimator: the position (scope-relative chunk index) of its next chunk,
+// and whether a worker is adding one of its chunks.
+type groupCursor struct {
+	next int
+	busy bool
+}
+
+// startClaims sets up the claims of the current scope's chunks.
+func (e *Estimator) startClaims() {
 	sc := &e.scope
-	K, W := int64(len(e.groups)), sc.workers
-	p := 2 * e.cfg.Features
-	for i := 0; i < sc.chunks; i++ {
-		chunk := sc.first + int64(i)
-		k := int(chunk % K)
-		if k%W != w.index {
+	K := len(e.groups)
+	if cap(e.cursors) < K {
+		e.cursors = make([]groupCursor, K)
+	}
+	sc.cursors = e.cursors[:K]
+	first := int(sc.first % int64(K))
+	for k := range sc.cursors {
+		sc.cursors[k] = groupCursor{next: (k - first + K) % K}
+	}
+	sc.failed = false
+}
+
+// claimChunk returns the scope-relative index of a chunk for a worker to
+// add, after releasing the chunk it added before (done, or −1 for none):
+// the next chunk of the group with the most chunks left that no other
+// worker is adding (the lowest group on a tie). ok is false when no chunk is
+// free: every group is done or being added by another worker (which then
+// adds its remaining chunks), or a worker failed.
+func (e *Estimator) claimChunk(done int) (i int, ok bool) {
+	sc := &e.scope
+	K := len(e.groups)
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if done >= 0 {
+		c := &sc.cursors[int((sc.first+int64(done))%int64(K))]
+		c.next += K
+		c.busy = false
+	}
+	if sc.failed {
+		return 0, false
+	}
+	best, left := -1, 0
+	for k, c := range sc.cursors {
+		if c.busy || c.next >= sc.chunks {
 			continue
 		}
-		c := i * sc.size
-		b := min(sc.size, sc.n-c)
-		gx := e.gather(w.gx, sc.x, c, b, e.dimX)
-		gy := e.gather(w.gy, sc.y, c, b, e.dimY)
-		px, err := e.pair.X.Transform(w.px[:b*p], gx, b)
-		if err != nil {
+		if l := (sc.chunks - c.next + K - 1) / K; l > left {
+			best, left = k, l
+		}
+	}
+	if best < 0 {
+		return 0, false
+	}
+	sc.cursors[best].busy = true
+	return sc.cursors[best].next, true
+}
+
+// failClaims stops the claims of the current scope after an error.
+func (e *Estimator) failClaims() {
+	e.scope.mu.Lock()
+	e.scope.failed = true
+	e.scope.mu.Unlock()
+}
+
+// addGroups adds chunks of the scope, claimed one at a time (claimChunk),
+// until none is free (analytic estimator).
+func (e *Estimator) addGroups(w *worker) error {
+	for i, ok := e.claimChunk(-1); ok; i, ok = e.claimChunk(i) {
+		if err := e.addChunk(w, i); err != nil {
+			e.failClaims()
 			return err
 		}
-		py, err := e.pair.Y.Transform(w.py[:b*p], gy, b)
-		if err != nil {
+	}
+	return nil
+}
+
+// addChunk adds chunk i of the scope (scope-relative) to its group's
+// accumulators (analytic estimator).
+func (e *Estimator) addChunk(w *worker, i int) error {
+	sc := &e.scope
+	K := int64(len(e.groups))
+	p := 2 * e.cfg.Features
+	chunk := sc.first + int64(i)
+	k := int(chunk % K)
+	c := i * sc.size
+	b := min(sc.size, sc.n-c)
+	gx := e.gather(w.gx, sc.x, c, b, e.dimX)
+	gy := e.gather(w.gy, sc.y, c, b, e.dimY)
+	px, err := e.pair.X.Transform(w.px[:b*p], gx, b)
+	if err != nil {
+		return err
+	}
+	// Y's features and the joint ones in one pass (rff.Map.TransformJoint).
+	py, joint, err := e.pair.Y.TransformJoint(w.py[:b*p], w.joint[:b*p], gy, px, b)
+	if err != nil {
+		return err
+	}
+	sw, weight := e.chunkWeights(w, c, b)
+	g := &e.groups[k]
+	if err := e.addPart(w, g.x, g.mx, px, b, sw, weight); err != nil {
+		return err
+	}
+	if err := e.addPart(w, g.y, g.my, py, b, sw, weight); err != nil {
+		return err
+	}
+	if err := w.addJointFeatures(g.xy, g.mxy, joint, b, p, sw, weight); err != nil {
+		return err
+	}
+	if e.isSelfChunk(chunk) {
+		if err := e.addSelf(w, e.copyX, g.cx, g.sx, px, gx, b, sw, weight); err != nil {
 			return err
 		}
-		sw, weight := e.chunkWeights(w, c, b)
-		g := &e.groups[k]
-		if err := e.addPart(w, g.x, g.mx, px, b, sw, weight); err != nil {
+		if err := e.addSelf(w, e.copyY, g.cy, g.sy, py, gy, b, sw, weight); err != nil {
 			return err
-		}
-		if err := e.addPart(w, g.y, g.my, py, b, sw, weight); err != nil {
-			return err
-		}
-		if err := w.addJoint(g.xy, g.mxy, px, py, b, e.cfg.Features, sw, weight); err != nil {
-			return err
-		}
-		if e.isSelfChunk(chunk) {
-			if err := e.addSelf(w, e.copyX, g.cx, g.sx, px, gx, b, sw, weight); err != nil {
-				return err
-			}
-			if err := e.addSelf(w, e.copyY, g.cy, g.sy, py, gy, b, sw, weight); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
@@ -317,11 +399,11 @@ func (e *Estimator) addPart(w *worker, acc *covariance.Accumulator, mean *covari
 // features with them to selfAcc.
 func (e *Estimator) addSelf(w *worker, copyMap *rff.Map, copyAcc, selfAcc *covariance.Accumulator, part, rows []float64, b int, sw []float64, weight float64) error {
 	p := 2 * e.cfg.Features
-	pc, err := copyMap.Transform(w.pc[:b*p], rows, b)
+	pc, joint, err := copyMap.TransformJoint(w.pc[:b*p], w.joint[:b*p], rows, part, b)
 	if err != nil {
 		return err
 	}
-	if err := w.addJoint(selfAcc, nil, part, pc, b, e.cfg.Features, sw, weight); err != nil {
+	if err := w.addJointFeatures(selfAcc, nil, joint, b, p, sw, weight); err != nil {
 		return err
 	}
 	return copyAcc.AddWeighted(w.scaled(pc, sw, p), b, weight)
@@ -336,6 +418,12 @@ func (w *worker) addJoint(acc *covariance.Accumulator, mean *covariance.Mean, px
 	if err != nil {
 		return err
 	}
+	return w.addJointFeatures(acc, mean, joint, rows, p, sw, weight)
+}
+
+// addJointFeatures adds joint features (rows of p, unscaled) to acc, and
+// to mean (unless nil), as addJoint; the rows are scaled in place.
+func (w *worker) addJointFeatures(acc *covariance.Accumulator, mean *covariance.Mean, joint []float64, rows, p int, sw []float64, weight float64) error {
 	if mean != nil {
 		if err := mean.AddWeighted(joint, rows, w.rowWeights(sw)); err != nil {
 			return err
