@@ -1,6 +1,7 @@
 package io_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -18,7 +19,17 @@ import (
 // readChecksumFile reads two columns of a parquet-testing file to the end.
 func readChecksumFile(t *testing.T, name, x, y string) (rows int64, err error) {
 	t.Helper()
-	r, err := dimeio.Open(filepath.Join("testdata", "parquet-testing", name), nil, dimeio.Options{X: []string{x}, Y: []string{y}, BatchSize: 1000})
+	return readChecksumPath(filepath.Join("testdata", "parquet-testing", name), x, y)
+}
+
+// readChecksumPath reads two columns of a dataset (a path or URL) to the end.
+func readChecksumPath(path, x, y string) (rows int64, err error) {
+	ctx := context.Background()
+	d, err := dimeio.Resolve(ctx, []string{path}, dimeio.Options{})
+	if err != nil {
+		return 0, err
+	}
+	r, err := d.Open(ctx, nil, dimeio.Options{X: []string{x}, Y: []string{y}, BatchSize: 1000})
 	if err != nil {
 		return 0, err
 	}
