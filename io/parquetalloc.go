@@ -1,7 +1,7 @@
 package io
 
 import (
-	"errors"
+	"fmt"
 	"sync/atomic"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -29,7 +29,7 @@ import (
 //
 // A chunk that makes the loop allocate nothing (a page of a skipped type
 // and size 0) would still spin; that needs a check of the page headers that
-// follows the decoder's reads (see the closing note of issue 13).
+// follows the bytes the decoder reads.
 type parquetAllocator struct {
 	memory.Allocator
 	held atomic.Int64 // buffers allocated and not freed
@@ -40,7 +40,7 @@ type parquetAllocator struct {
 const maxParquetBuffers = 1 << 16
 
 // errRunaway is the panic of parquetAllocator.
-var errRunaway = errors.New("the decoder holds more than 65536 buffers at once: a column chunk whose pages cannot be followed to its row count")
+var errRunaway = fmt.Errorf("the decoder holds more than %d buffers at once: a column chunk whose pages cannot be followed to its row count", maxParquetBuffers)
 
 func newParquetAllocator(mem memory.Allocator) *parquetAllocator {
 	return &parquetAllocator{Allocator: mem}
