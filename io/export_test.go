@@ -24,3 +24,14 @@ func SetPageCRCWhole(n int64) int64 {
 // PageCRCProbe is the length of the probe of a column chunk's first page
 // header.
 const PageCRCProbe = pageCRCProbe
+
+// Every test of the package reads Parquet through a poisoned pool: a buffer
+// the decoder frees is filled with 0xff before it is reused, so a read of a
+// buffer after its Free changes the values the tests check.
+func init() { parquetPool.poison.Store(true) }
+
+// ParquetPoolBytes returns the bytes the Parquet buffer pool has handed out
+// from its free lists and allocated anew.
+func ParquetPoolBytes() (served, fresh int64) {
+	return parquetPool.served.Load(), parquetPool.fresh.Load()
+}

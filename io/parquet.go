@@ -28,7 +28,11 @@ const parquetBufferSize = 64 << 10
 // error.)
 func (r *Reader) openParquet(f readerAtSeeker, opts Options, rg *groupRange) (err error) {
 	defer recoverDecoder(r.source, &err)
-	mem := newParquetAllocator(opts.allocator())
+	var pool *bufferPool
+	if opts.Allocator == nil {
+		pool = parquetPool
+	}
+	mem := newParquetAllocator(opts.allocator(), pool)
 	props := parquet.NewReaderProperties(mem)
 	props.BufferedStreamEnabled = true
 	props.BufferSize = parquetBufferSize

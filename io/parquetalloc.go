@@ -30,8 +30,12 @@ import (
 // A chunk that makes the loop allocate nothing (a page of a skipped type
 // and size 0) would still spin; that needs a check of the page headers that
 // follows the bytes the decoder reads.
+//
+// Over the default allocator it also recycles the decoder's buffers through
+// parquetPool (see bufferPool).
 type parquetAllocator struct {
 	memory.Allocator
+	pool *bufferPool  // nil: every buffer from and to Allocator
 	held atomic.Int64 // buffers allocated and not freed
 }
 
@@ -42,8 +46,11 @@ const maxParquetBuffers = 1 << 16
 // errRunaway is the panic of parquetAllocator.
 var errRunaway = fmt.Errorf("the decoder holds more than %d buffers at once: a column chunk whose pages cannot be followed to its row count", maxParquetBuffers)
 
-func newParquetAllocator(mem memory.Allocator) *parquetAllocator {
-	return &parquetAllocator{Allocator: mem}
+// newParquetAllocator returns the allocator of a Parquet file's decoder
+// over mem, recycling its buffers through pool if pool is not nil (only
+// for an allocator whose Free does nothing, memory.DefaultAllocator).
+func newParquetAllocator(mem memory.Allocator, pool *bufferPool) *parquetAllocator {
+	return &parquetAllocator{Allocator: mem, pool: pool}
 }
 
 func (a *parquetAllocator) Allocate(size int) []byte {
@@ -51,10 +58,34 @@ func (a *parquetAllocator) Allocate(size int) []byte {
 		a.held.Add(-1)
 		panic(errRunaway)
 	}
+	if a.pool != nil {
+		if b := a.pool.allocate(a.Allocator, size); b != nil {
+			return b
+		}
+	}
 	return a.Allocator.Allocate(size)
+}
+
+// Reallocate grows b as Go's allocator does: in place within its cap,
+// else into a new buffer, the old one freed.
+func (a *parquetAllocator) Reallocate(size int, b []byte) []byte {
+	if a.pool == nil {
+		return a.Allocator.Reallocate(size, b)
+	}
+	if size <= cap(b) {
+		return b[:size]
+	}
+	nb := a.Allocate(size)
+	copy(nb, b)
+	a.Free(b)
+	return nb
 }
 
 func (a *parquetAllocator) Free(b []byte) {
 	a.held.Add(-1)
+	if a.pool != nil {
+		a.pool.free(b)
+		return
+	}
 	a.Allocator.Free(b)
 }
