@@ -2,6 +2,7 @@ package covariance
 
 import (
 	"fmt"
+	"sync"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
@@ -137,26 +138,57 @@ func (m *marginal) checkRows() error {
 	return nil
 }
 
-// at returns entry (i, j) of the summed matrix, from the upper triangles,
-// adding the groups in order as SumGroups does.
-func (m *marginal) at(i, j int) float64 {
-	var s float64
-	for _, c := range m.sums {
-		s += c.At(i, j)
+// productBlock is the number of rows j of the moments that product reads
+// at a time: it gathers rows j and D+j of each marginal's summed matrix for
+// productBlock values of j, 2·productBlock·2D values per marginal (64 KiB at
+// D = 256), which stay in cache while they are used.
+const productBlock = 8
+
+// productScratch holds product's scratch rows.
+var productScratch = sync.Pool{New: func() any { return new([]float64) }}
+
+// rows writes to dst (rows × n, n = 2D, row-major) the whole rows r0, …,
+// r0+rows−1 of the summed symmetric matrix, adding the groups in order as
+// SumGroups does: entry (r, c) is read from row min(r, c) of each stored
+// upper triangle, so that the entries left of the diagonal, a column of
+// the triangle, come rows values at a time from consecutive memory.
+func (m *marginal) rows(dst []float64, r0, rows int) {
+	n := m.dim()
+	dst = dst[:rows*n]
+	clear(dst)
+	for _, t := range m.sums {
+		for c := range r0 {
+			// Entries (c, r0 … r0+rows−1), above the block.
+			seg := t.Row(c)[r0-c : r0-c+rows]
+			for i, v := range seg {
+				dst[i*n+c] += v
+			}
+		}
+		for i := range rows {
+			r := r0 + i
+			d := dst[i*n : (i+1)*n]
+			for c := r0; c < r; c++ {
+				// Entries (c, r) of the block, left of the diagonal.
+				d[c] += t.Row(c)[r-c]
+			}
+			for k, v := range t.Row(r) {
+				d[r+k] += v
+			}
+		}
 	}
-	return s
 }
 
 // moment returns M−[j,k] and M+[j,k] (real and imaginary parts) of the
 // covariance Σφφᵀ/weight: with φ = [cos, sin]/√D the blocks of D·C are CC,
-// CS, CSᵀ and SS.
-func (m *marginal) moment(j, k int) (mr, mi, pr, pi float64) {
+// CS, CSᵀ and SS. rowJ and rowDJ are the whole rows j and D+j of the summed
+// matrix (see rows).
+func (m *marginal) moment(j, k int, rowJ, rowDJ []float64) (mr, mi, pr, pi float64) {
 	D := m.desc.Map.Features
 	f := float64(D) / m.weight
-	cc := f * m.at(j, k)
-	ss := f * m.at(D+j, D+k)
-	cs := f * m.at(j, D+k)  // E cos_j sin_k
-	csT := f * m.at(k, D+j) // E cos_k sin_j
+	cc := f * rowJ[k]
+	ss := f * rowDJ[D+k]
+	cs := f * rowJ[D+k] // E cos_j sin_k
+	csT := f * rowDJ[k] // E cos_k sin_j: entry (k, D+j) = (D+j, k)
 	mr, mi, pr, pi = cc+ss, csT-cs, cc-ss, csT+cs
 	if m.re != nil {
 		// μ_j μ̄_k and μ_j μ_k.
@@ -175,25 +207,44 @@ func (m *marginal) moment(j, k int) (mr, mi, pr, pi float64) {
 //
 //	(1/D) [[(Re P− + Re P+)/2, (Im P+ − Im P−)/2], [·ᵀ, (Re P− − Re P+)/2]].
 //
-// The moments are computed entry by entry from the accumulators: nothing
-// is allocated.
+// The moments are read from the accumulators productBlock rows at a time
+// (see rows), into 4·productBlock·2D values of scratch from a pool.
 func product(out blas64.Symmetric, a, b *marginal, f float64) {
 	D := a.desc.Map.Features
+	n := 2 * D
 	scale := 1 / (2 * float64(D))
-	for j := 0; j < D; j++ {
-		for k := 0; k < D; k++ {
-			amr, ami, apr, api := a.moment(j, k)
-			bmr, bmi, bpr, bpi := b.moment(j, k)
-			reMinus := amr*bmr - ami*bmi
-			imMinus := amr*bmi + ami*bmr
-			rePlus := apr*bpr - api*bpi
-			imPlus := apr*bpi + api*bpr
-			if k >= j {
-				out.Data[j*out.Stride+k] = (reMinus + rePlus) * scale
-				out.Data[(D+j)*out.Stride+D+k] = (reMinus - rePlus) * scale
+	const B = productBlock
+	buf := productScratch.Get().(*[]float64)
+	defer productScratch.Put(buf)
+	if cap(*buf) < 4*B*n {
+		*buf = make([]float64, 4*B*n)
+	}
+	scratch := (*buf)[:4*B*n]
+	ra, rb := scratch[:2*B*n], scratch[2*B*n:]
+	for j0 := 0; j0 < D; j0 += B {
+		rows := min(B, D-j0)
+		a.rows(ra[:rows*n], j0, rows)
+		a.rows(ra[B*n:B*n+rows*n], D+j0, rows)
+		b.rows(rb[:rows*n], j0, rows)
+		b.rows(rb[B*n:B*n+rows*n], D+j0, rows)
+		for jj := range rows {
+			j := j0 + jj
+			aJ, aDJ := ra[jj*n:(jj+1)*n], ra[(B+jj)*n:(B+jj+1)*n]
+			bJ, bDJ := rb[jj*n:(jj+1)*n], rb[(B+jj)*n:(B+jj+1)*n]
+			for k := 0; k < D; k++ {
+				amr, ami, apr, api := a.moment(j, k, aJ, aDJ)
+				bmr, bmi, bpr, bpi := b.moment(j, k, bJ, bDJ)
+				reMinus := amr*bmr - ami*bmi
+				imMinus := amr*bmi + ami*bmr
+				rePlus := apr*bpr - api*bpi
+				imPlus := apr*bpi + api*bpr
+				if k >= j {
+					out.Data[j*out.Stride+k] = (reMinus + rePlus) * scale
+					out.Data[(D+j)*out.Stride+D+k] = (reMinus - rePlus) * scale
+				}
+				// Cross block: row j (cos), column D+k (sin), always upper.
+				out.Data[j*out.Stride+D+k] = (imPlus - imMinus) * scale
 			}
-			// Cross block: row j (cos), column D+k (sin), always upper.
-			out.Data[j*out.Stride+D+k] = (imPlus - imMinus) * scale
 		}
 	}
 	if f != 1 {
