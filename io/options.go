@@ -48,7 +48,8 @@ type Options struct {
 	// Comma is the field delimiter of CSV (default ',').
 	Comma rune
 	// Allocator allocates the Arrow buffers of the reader (default
-	// memory.DefaultAllocator). Tests pass a memory.CheckedAllocator.
+	// memory.DefaultAllocator, with the Parquet decoder's buffers reused
+	// from a pool). Tests pass a memory.CheckedAllocator.
 	Allocator memory.Allocator
 	// Prefetch makes a Reader read and extract the next block on a
 	// goroutine of its own while the caller works on the current one, so
