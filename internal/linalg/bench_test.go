@@ -218,8 +218,9 @@ func BenchmarkMicroKernel(b *testing.B) {
 // 512 features with float64 and float32 products on every backend compiled
 // in (and, with OpenBLAS, float32 through its ssyrk), into a dense matrix
 // and (the -triangle variants) into the packed Triangle of the
-// accumulators. GFLOP/s counts rows·n·(n+1) flops per call, whatever the
-// precision.
+// accumulators (float32-triangle-scratch: with the tiles across the
+// diagonal through the scratch tile rather than the masked kernel).
+// GFLOP/s counts rows·n·(n+1) flops per call, whatever the precision.
 func BenchmarkAddAtA(b *testing.B) {
 	const rows, n = 256, 512
 	r := rand.New(rand.NewPCG(6, 3))
@@ -230,21 +231,26 @@ func BenchmarkAddAtA(b *testing.B) {
 	c := blas64.Symmetric{N: n, Stride: n, Uplo: blas.Upper, Data: make([]float64, n*n)}
 	tri := NewTriangle(n)
 	forEachBackend(b, func(b *testing.B) {
-		for _, variant := range []string{"float64", "float64-triangle", "float64-dsyrk", "float32", "float32-triangle", "float32-scalar-packing", "float32-ssyrk"} {
+		for _, variant := range []string{"float64", "float64-triangle", "float64-dsyrk", "float32", "float32-triangle", "float32-triangle-scratch", "float32-scalar-packing", "float32-ssyrk"} {
 			if (variant == "float32-ssyrk" || variant == "float64-dsyrk") && Current() != OpenBLAS {
 				continue
 			}
 			prec := map[string]Precision{"float64": Float64, "float64-triangle": Float64, "float64-dsyrk": Float64,
-				"float32": Float32, "float32-triangle": Float32, "float32-scalar-packing": Float32, "float32-ssyrk": Float32}[variant]
-			packed := strings.HasSuffix(variant, "-triangle")
+				"float32": Float32, "float32-triangle": Float32, "float32-triangle-scratch": Float32, "float32-scalar-packing": Float32, "float32-ssyrk": Float32}[variant]
+			packed := strings.Contains(variant, "-triangle")
 			b.Run(variant, func(b *testing.B) {
 				forceSsyrk32 = variant == "float32-ssyrk"
 				forceDsyrk64 = variant == "float64-dsyrk"
-				saved := cvtGroups
+				saved, savedKern := cvtGroups, kernel32
 				if variant == "float32-scalar-packing" {
 					cvtGroups = nil
 				}
-				defer func() { forceSsyrk32, forceDsyrk64, cvtGroups = false, false, saved }()
+				if variant == "float32-triangle-scratch" {
+					// The diagonal tiles through the scratch tile, as
+					// before the masked kernel.
+					kernel32.masked, kernel32.diagMasks = nil, nil
+				}
+				defer func() { forceSsyrk32, forceDsyrk64, cvtGroups, kernel32 = false, false, saved, savedKern }()
 				t := startCPU(b)
 				for range b.N {
 					var err error

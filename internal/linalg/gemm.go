@@ -28,7 +28,10 @@ import (
 //     from the panel holding i0 (upper triangle; only the first tile
 //     straddles the diagonal) or from column 0 to the diagonal (lower).
 //     Tiles inside the triangle and C are added in place; the others go
-//     through a scratch tile, of which only the entries inside are added.
+//     through a scratch tile, of which only the entries inside are added,
+//     except the full tiles across the diagonal of an upper C when the
+//     kernel has a masked variant (AVX-512 float32), which adds only the
+//     entries inside, in place, with the scratch tile's bits.
 //
 // The micro-kernels are in assembly on amd64 (kernel_amd64.s: AVX2+FMA and
 // AVX-512, chosen at run time from the CPU's features) with a portable Go
@@ -56,10 +59,45 @@ type microKernel[T element] struct {
 	name      string
 	w, mr, np int
 	fn        func(k int, a, b *T, bstride int, c *float64, ldc int, alpha float64)
+	// masked, if not nil, is fn with a masked store: it adds into C only
+	// the entries of the tile whose bit is set in mask, which holds nr/8
+	// opmasks per row, one per 8 float64 (bit l of mask[r·nr/8 + h] for
+	// column 8h + l), and gives them the bits of the scratch tile:
+	// c + (alpha·acc + 0), two roundings (asm.SKern8x48AVX512Masked).
+	// diagMasks[d] (d < w) is the mask of a full tile of an upper C whose
+	// first row is d columns right of its first column (upperMasks).
+	masked    func(k int, a, b *T, bstride int, c *float64, ldc int, alpha float64, mask *uint16)
+	diagMasks [][]uint16
 }
 
 // nr returns the number of columns of a tile.
 func (m microKernel[T]) nr() int { return m.np * m.w }
+
+// withMasked returns m with the masked variant fn of its kernel and the
+// masks of its diagonal tiles. nr must be a multiple of 8.
+func (m microKernel[T]) withMasked(fn func(k int, a, b *T, bstride int, c *float64, ldc int, alpha float64, mask *uint16)) microKernel[T] {
+	m.masked = fn
+	m.diagMasks = make([][]uint16, m.w)
+	for d := range m.diagMasks {
+		m.diagMasks[d] = upperMasks(m.mr, m.nr(), d, m.nr())
+	}
+	return m
+}
+
+// upperMasks returns the masks of a masked kernel (see microKernel) for an
+// mr × nr tile of an upper C whose row r holds entries of C from column
+// r + d on (d = the tile's first row minus its first column) and whose
+// columns from cols on are past C's last: bit l of mask[r·nr/8 + h] is set
+// when column c = 8h + l has r + d ≤ c < cols.
+func upperMasks(mr, nr, d, cols int) []uint16 {
+	mask := make([]uint16, mr*nr/8)
+	for r := range mr {
+		for c := max(0, r+d); c < min(cols, nr); c++ {
+			mask[r*nr/8+c/8] |= 1 << (c % 8)
+		}
+	}
+	return mask
+}
 
 const (
 	// kcBlock bounds the width of a packed block of K: with the AVX-512
@@ -298,6 +336,15 @@ func rankUpdate[T element](kern microKernel[T], pool *bufferStack[T], ul blas.Up
 				}
 				if inside && rows == mr && cols == nr {
 					kern.fn(kb, lp, rp, bstride, &c[off0+j0], ldc, alpha)
+					continue
+				}
+				if d := i0 - j0; upper && kern.masked != nil && rows == mr && cols == nr && d >= 0 && d < len(kern.diagMasks) {
+					// The full tile across the diagonal (the strip's first):
+					// the kernel adds the entries with j ≥ i into C, with
+					// the bits of the scratch tile below, and leaves the
+					// others alone (in a Triangle, a strip's unused
+					// entries; in a dense C, the lower triangle).
+					kern.masked(kb, lp, rp, bstride, &c[off0+j0], ldc, alpha, &kern.diagMasks[d][0])
 					continue
 				}
 				if prefetchRows != nil {
