@@ -248,7 +248,7 @@ func BenchmarkAddAtA(b *testing.B) {
 				if variant == "float32-triangle-scratch" {
 					// The diagonal tiles through the scratch tile, as
 					// before the masked kernel.
-					kernel32.masked, kernel32.diagMasks = nil, nil
+					kernel32.masked, kernel32.diagMasks, kernel32.colMasks = nil, nil, nil
 				}
 				defer func() { forceSsyrk32, forceDsyrk64, cvtGroups, kernel32 = false, false, saved, savedKern }()
 				t := startCPU(b)

@@ -29,9 +29,10 @@ import (
 //     straddles the diagonal) or from column 0 to the diagonal (lower).
 //     Tiles inside the triangle and C are added in place; the others go
 //     through a scratch tile, of which only the entries inside are added,
-//     except the full tiles across the diagonal of an upper C when the
-//     kernel has a masked variant (AVX-512 float32), which adds only the
-//     entries inside, in place, with the scratch tile's bits.
+//     except, for an upper C, when the kernel has a masked variant
+//     (AVX-512 float32): then every tile of mr rows is added in place, the
+//     masked variant adding only the entries inside, with the scratch
+//     tile's bits.
 //
 // The micro-kernels are in assembly on amd64 (kernel_amd64.s: AVX2+FMA and
 // AVX-512, chosen at run time from the CPU's features) with a portable Go
@@ -65,9 +66,11 @@ type microKernel[T element] struct {
 	// column 8h + l), and gives them the bits of the scratch tile:
 	// c + (alpha·acc + 0), two roundings (asm.SKern8x48AVX512Masked).
 	// diagMasks[d] (d < w) is the mask of a full tile of an upper C whose
-	// first row is d columns right of its first column (upperMasks).
-	masked    func(k int, a, b *T, bstride int, c *float64, ldc int, alpha float64, mask *uint16)
-	diagMasks [][]uint16
+	// first row is d columns right of its first column, and colMasks[cols]
+	// (0 < cols < nr) that of a tile inside the upper triangle whose last
+	// nr − cols columns are past C's last (upperMasks).
+	masked              func(k int, a, b *T, bstride int, c *float64, ldc int, alpha float64, mask *uint16)
+	diagMasks, colMasks [][]uint16
 }
 
 // nr returns the number of columns of a tile.
@@ -77,20 +80,26 @@ func (m microKernel[T]) nr() int { return m.np * m.w }
 // masks of its diagonal tiles. nr must be a multiple of 8.
 func (m microKernel[T]) withMasked(fn func(k int, a, b *T, bstride int, c *float64, ldc int, alpha float64, mask *uint16)) microKernel[T] {
 	m.masked = fn
+	nr := m.nr()
 	m.diagMasks = make([][]uint16, m.w)
 	for d := range m.diagMasks {
-		m.diagMasks[d] = upperMasks(m.mr, m.nr(), d, m.nr())
+		m.diagMasks[d] = upperMasks(make([]uint16, m.mr*nr/8), m.mr, nr, d, nr)
+	}
+	m.colMasks = make([][]uint16, nr)
+	for cols := 1; cols < nr; cols++ {
+		m.colMasks[cols] = upperMasks(make([]uint16, m.mr*nr/8), m.mr, nr, 1-m.mr, cols)
 	}
 	return m
 }
 
-// upperMasks returns the masks of a masked kernel (see microKernel) for an
-// mr × nr tile of an upper C whose row r holds entries of C from column
-// r + d on (d = the tile's first row minus its first column) and whose
-// columns from cols on are past C's last: bit l of mask[r·nr/8 + h] is set
-// when column c = 8h + l has r + d ≤ c < cols.
-func upperMasks(mr, nr, d, cols int) []uint16 {
-	mask := make([]uint16, mr*nr/8)
+// upperMasks sets mask, mr·nr/8 values, to the masks of a masked kernel
+// (see microKernel) for an mr × nr tile of an upper C whose row r holds
+// entries of C from column r + d on (d = the tile's first row minus its
+// first column) and whose columns from cols on are past C's last: bit l of
+// mask[r·nr/8 + h] is set when column c = 8h + l has r + d ≤ c < cols. It
+// returns mask.
+func upperMasks(mask []uint16, mr, nr, d, cols int) []uint16 {
+	clear(mask)
 	for r := range mr {
 		for c := max(0, r+d); c < min(cols, nr); c++ {
 			mask[r*nr/8+c/8] |= 1 << (c % 8)
@@ -109,10 +118,12 @@ const (
 	maxTile = 8 * 48
 )
 
-// packBuffers are the packed panels and scratch tile of one update.
+// packBuffers are the packed panels, scratch tile and masks (of the
+// masked kernels' rare tiles: see rankUpdate) of one update.
 type packBuffers[T element] struct {
 	l, r []T
 	tile [maxTile]float64
+	mask [maxTile / 8]uint16
 }
 
 // bufferStack keeps the packBuffers of finished updates for the next ones,
@@ -338,13 +349,25 @@ func rankUpdate[T element](kern microKernel[T], pool *bufferStack[T], ul blas.Up
 					kern.fn(kb, lp, rp, bstride, &c[off0+j0], ldc, alpha)
 					continue
 				}
-				if d := i0 - j0; upper && kern.masked != nil && rows == mr && cols == nr && d >= 0 && d < len(kern.diagMasks) {
-					// The full tile across the diagonal (the strip's first):
-					// the kernel adds the entries with j ≥ i into C, with
-					// the bits of the scratch tile below, and leaves the
-					// others alone (in a Triangle, a strip's unused
-					// entries; in a dense C, the lower triangle).
-					kern.masked(kb, lp, rp, bstride, &c[off0+j0], ldc, alpha, &kern.diagMasks[d][0])
+				if upper && kern.masked != nil && rows == mr {
+					// The tile across the diagonal (the strip's first) or
+					// past C's last column (its last, if n is not a
+					// multiple of nr from there): the kernel adds the
+					// entries with i ≤ j < n into C, with the bits of the
+					// scratch tile below, and leaves the others alone (in a
+					// Triangle, a strip's unused entries; in a dense C, the
+					// lower triangle and what follows each row). The
+					// packed R panels past n are zeros.
+					var mask []uint16
+					switch d := i0 - j0; {
+					case cols == nr && d >= 0 && d < len(kern.diagMasks):
+						mask = kern.diagMasks[d]
+					case inside:
+						mask = kern.colMasks[cols]
+					default: // across the diagonal and past n: the last strips
+						mask = upperMasks(buf.mask[:mr*nr/8], mr, nr, d, cols)
+					}
+					kern.masked(kb, lp, rp, bstride, &c[off0+j0], ldc, alpha, &mask[0])
 					continue
 				}
 				if prefetchRows != nil {

@@ -57,7 +57,7 @@ func TestMaskedKernel(t *testing.T) {
 				for d := -mr; d < w; d++ {
 					for _, cols := range []int{nr, nr - 1, 17, 1} {
 						name := fmt.Sprintf("%s/k=%d/alpha=%v/d=%d/cols=%d", kern.name, k, alpha, d, cols)
-						mask := upperMasks(mr, nr, d, cols)
+						mask := upperMasks(make([]uint16, mr*nr/8), mr, nr, d, cols)
 						const ldc = 53 // not nr: rows of a wider C
 						c := make([]float64, (mr-1)*ldc+nr)
 						for i := range c {
@@ -93,10 +93,11 @@ func TestMaskedKernel(t *testing.T) {
 }
 
 // TestAddAtAMasked checks that AddAtA and AddAtATriangle give the same bits
-// with a kernel's masked diagonal tiles as with the scratch tiles they
-// replace (the same kernel without its masked variant), for alpha = 1 and
-// 0.3 and over a few updates in a row, and that a dense C's lower triangle
-// is left alone (it holds the sentinel throughout).
+// with a kernel's masked tiles (across the diagonal, past the last column,
+// both) as with the scratch tiles they replace (the same kernel without its
+// masked variant), for alpha = 1 and 0.3 and over two updates in a row,
+// and that a dense C's lower triangle and the padding past its rows are
+// left alone (they hold the sentinel throughout).
 func TestAddAtAMasked(t *testing.T) {
 	kerns := maskedKernels32()
 	if len(kerns) == 0 {
@@ -109,24 +110,27 @@ func TestAddAtAMasked(t *testing.T) {
 	}
 	for _, kern := range kerns {
 		scratch := kern
-		scratch.masked, scratch.diagMasks = nil, nil
+		scratch.masked, scratch.diagMasks, scratch.colMasks = nil, nil, nil
 		for _, n := range nList {
 			for _, rows := range rowsList {
 				for _, alpha := range []float64{1, 0.3} {
 					name := fmt.Sprintf("%s/n=%d/rows=%d/alpha=%v", kern.name, n, rows, alpha)
 					// Two dense Cs (masked and scratch path) with their
-					// lower triangles set to the sentinel, and a Triangle.
+					// lower triangles and the 3 columns of padding past
+					// each row set to the sentinel, and a Triangle.
+					const pad = 3
+					ld := n + pad
 					var dense [2]blas64.Symmetric
 					for p := range dense {
-						dense[p] = blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: make([]float64, n*n)}
+						dense[p] = blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: ld, Data: make([]float64, n*ld)}
 					}
 					for i := range n {
-						for j := range n {
+						for j := range ld {
 							v := sentinel
-							if j >= i {
+							if j >= i && j < n {
 								v = rng.NormFloat64()
 							}
-							dense[0].Data[i*n+j], dense[1].Data[i*n+j] = v, v
+							dense[0].Data[i*ld+j], dense[1].Data[i*ld+j] = v, v
 						}
 					}
 					tri := NewTriangle(n)
@@ -150,14 +154,14 @@ func TestAddAtAMasked(t *testing.T) {
 						}
 					}
 					for i := range n {
-						for j := range n {
-							got, want := dense[0].Data[i*n+j], dense[1].Data[i*n+j]
+						for j := range ld {
+							got, want := dense[0].Data[i*ld+j], dense[1].Data[i*ld+j]
 							if math.Float64bits(got) != math.Float64bits(want) {
 								t.Fatalf("%s: dense entry (%d, %d) = %v, scratch path %v", name, i, j, got, want)
 							}
-							if j < i {
+							if j < i || j >= n {
 								if math.Float64bits(got) != math.Float64bits(sentinel) {
-									t.Fatalf("%s: entry (%d, %d) below the diagonal was written: %v", name, i, j, got)
+									t.Fatalf("%s: entry (%d, %d) outside the upper triangle was written: %v", name, i, j, got)
 								}
 								continue
 							}
@@ -177,7 +181,7 @@ func TestAddAtAMasked(t *testing.T) {
 func TestUpperMasks(t *testing.T) {
 	for _, sh := range [][4]int{{8, 48, 0, 48}, {8, 48, 8, 48}, {8, 48, 15, 48}, {8, 48, -8, 20}, {4, 24, 3, 9}} {
 		mr, nr, d, cols := sh[0], sh[1], sh[2], sh[3]
-		m := upperMasks(mr, nr, d, cols)
+		m := upperMasks(make([]uint16, mr*nr/8), mr, nr, d, cols)
 		if len(m) != mr*nr/8 {
 			t.Fatalf("%v: %d masks, want %d", sh, len(m), mr*nr/8)
 		}
