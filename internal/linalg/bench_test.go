@@ -268,3 +268,39 @@ func BenchmarkAddAtA(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkMaskedKernel runs the float32 micro-kernels that have a masked
+// variant on panels in the L1 cache, adding into one tile: the plain
+// kernel, the masked one with every bit set (the cost of the masked store
+// alone) and with the masks of a diagonal tile (d = 0), at k = 64 and 256.
+func BenchmarkMaskedKernel(b *testing.B) {
+	for _, kern := range maskedKernels32() {
+		for _, k := range []int{64, 256} {
+			lp := make([]float32, k*kern.w)
+			rp := make([]float32, k*kern.nr())
+			c := make([]float64, kern.mr*kern.nr())
+			full := make([]uint16, kern.mr*kern.nr()/8)
+			for i := range full {
+				full[i] = 0xff
+			}
+			for _, v := range []string{"plain", "masked-full", "masked-diagonal"} {
+				b.Run(fmt.Sprintf("%s/k=%d/%s", kern.name, k, v), func(b *testing.B) {
+					mask := full
+					masked := kern.masked[kern.np-1]
+					if v == "masked-diagonal" {
+						mask = kern.diagMasks[0]
+					}
+					t := startCPU(b)
+					for range b.N {
+						if v == "plain" {
+							kern.fn(k, &lp[0], &rp[0], k*kern.w*4, &c[0], kern.nr(), 1)
+						} else {
+							masked(k, &lp[0], &rp[0], k*kern.w*4, &c[0], kern.nr(), 1, &mask[0])
+						}
+					}
+					t.stop(2 * float64(k*kern.mr*kern.nr()) * float64(b.N))
+				})
+			}
+		}
+	}
+}

@@ -32,7 +32,8 @@ import (
 //     except, for an upper C, when the kernel has a masked variant
 //     (AVX-512 float32): then every tile of mr rows is added in place, the
 //     masked variant adding only the entries inside, with the scratch
-//     tile's bits.
+//     tile's bits (and the last tile of a strip on only the panels it
+//     needs).
 //
 // The micro-kernels are in assembly on amd64 (kernel_amd64.s: AVX2+FMA and
 // AVX-512, chosen at run time from the CPU's features) with a portable Go
@@ -60,25 +61,30 @@ type microKernel[T element] struct {
 	name      string
 	w, mr, np int
 	fn        func(k int, a, b *T, bstride int, c *float64, ldc int, alpha float64)
-	// masked, if not nil, is fn with a masked store: it adds into C only
-	// the entries of the tile whose bit is set in mask, which holds nr/8
-	// opmasks per row, one per 8 float64 (bit l of mask[r·nr/8 + h] for
+	// masked, if not empty, holds fn with a masked store on 1, 2, …, np R
+	// panels (masked[q−1]: an mr × q·w tile): it adds into C only the
+	// entries of the tile whose bit is set in mask, which holds q·w/8
+	// opmasks per row, one per 8 float64 (bit l of mask[r·q·w/8 + h] for
 	// column 8h + l), and gives them the bits of the scratch tile:
 	// c + (alpha·acc + 0), two roundings (asm.SKern8x48AVX512Masked).
 	// diagMasks[d] (d < w) is the mask of a full tile of an upper C whose
 	// first row is d columns right of its first column, and colMasks[cols]
-	// (0 < cols < nr) that of a tile inside the upper triangle whose last
-	// nr − cols columns are past C's last (upperMasks).
-	masked              func(k int, a, b *T, bstride int, c *float64, ldc int, alpha float64, mask *uint16)
+	// (0 < cols < nr) that of a tile of ⌈cols/w⌉ panels inside the upper
+	// triangle whose columns from cols on are past C's last (upperMasks).
+	masked              []func(k int, a, b *T, bstride int, c *float64, ldc int, alpha float64, mask *uint16)
 	diagMasks, colMasks [][]uint16
 }
 
 // nr returns the number of columns of a tile.
 func (m microKernel[T]) nr() int { return m.np * m.w }
 
-// withMasked returns m with the masked variant fn of its kernel and the
-// masks of its diagonal tiles. nr must be a multiple of 8.
-func (m microKernel[T]) withMasked(fn func(k int, a, b *T, bstride int, c *float64, ldc int, alpha float64, mask *uint16)) microKernel[T] {
+// withMasked returns m with the masked variants of its kernel on 1, 2, …,
+// np R panels and the masks of its diagonal and last tiles. w must be a
+// multiple of 8.
+func (m microKernel[T]) withMasked(fn ...func(k int, a, b *T, bstride int, c *float64, ldc int, alpha float64, mask *uint16)) microKernel[T] {
+	if len(fn) != m.np || m.w%8 != 0 {
+		panic("linalg: masked kernels do not match their kernel")
+	}
 	m.masked = fn
 	nr := m.nr()
 	m.diagMasks = make([][]uint16, m.w)
@@ -87,7 +93,8 @@ func (m microKernel[T]) withMasked(fn func(k int, a, b *T, bstride int, c *float
 	}
 	m.colMasks = make([][]uint16, nr)
 	for cols := 1; cols < nr; cols++ {
-		m.colMasks[cols] = upperMasks(make([]uint16, m.mr*nr/8), m.mr, nr, 1-m.mr, cols)
+		q := (cols + m.w - 1) / m.w
+		m.colMasks[cols] = upperMasks(make([]uint16, m.mr*q*m.w/8), m.mr, q*m.w, 1-m.mr, cols)
 	}
 	return m
 }
@@ -349,15 +356,17 @@ func rankUpdate[T element](kern microKernel[T], pool *bufferStack[T], ul blas.Up
 					kern.fn(kb, lp, rp, bstride, &c[off0+j0], ldc, alpha)
 					continue
 				}
-				if upper && kern.masked != nil && rows == mr {
+				if upper && len(kern.masked) > 0 && rows == mr {
 					// The tile across the diagonal (the strip's first) or
 					// past C's last column (its last, if n is not a
-					// multiple of nr from there): the kernel adds the
-					// entries with i ≤ j < n into C, with the bits of the
-					// scratch tile below, and leaves the others alone (in a
-					// Triangle, a strip's unused entries; in a dense C, the
-					// lower triangle and what follows each row). The
-					// packed R panels past n are zeros.
+					// multiple of nr from there, on only the ⌈cols/w⌉
+					// panels it needs): the kernel adds the entries with
+					// i ≤ j < n into C, with the bits of the scratch tile
+					// below, and leaves the others alone (in a Triangle, a
+					// strip's unused entries; in a dense C, the lower
+					// triangle and what follows each row). The packed R
+					// panels past n are zeros.
+					q := (cols + w - 1) / w
 					var mask []uint16
 					switch d := i0 - j0; {
 					case cols == nr && d >= 0 && d < len(kern.diagMasks):
@@ -365,9 +374,9 @@ func rankUpdate[T element](kern microKernel[T], pool *bufferStack[T], ul blas.Up
 					case inside:
 						mask = kern.colMasks[cols]
 					default: // across the diagonal and past n: the last strips
-						mask = upperMasks(buf.mask[:mr*nr/8], mr, nr, d, cols)
+						mask = upperMasks(buf.mask[:mr*q*w/8], mr, q*w, d, cols)
 					}
-					kern.masked(kb, lp, rp, bstride, &c[off0+j0], ldc, alpha, &mask[0])
+					kern.masked[q-1](kb, lp, rp, bstride, &c[off0+j0], ldc, alpha, &mask[0])
 					continue
 				}
 				if prefetchRows != nil {

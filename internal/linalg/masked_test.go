@@ -20,19 +20,20 @@ var sentinel = math.Float64frombits(0x7ff8_dead_beef_0001)
 func maskedKernels32() []microKernel[float32] {
 	var ks []microKernel[float32]
 	for _, k := range kernels32 {
-		if k.masked != nil {
+		if len(k.masked) > 0 {
 			ks = append(ks, k)
 		}
 	}
 	return ks
 }
 
-// TestMaskedKernel checks each masked micro-kernel alone against the
-// scratch tile it replaces (the plain kernel into a tile of zeros, then
-// c += t entry by entry): for every diagonal offset d < w, and for masks
-// that also cut columns, with alpha = 1, 0.3 and −0.75 and k across the
-// unrolled loop's tail, the entries under the mask must have the scratch
-// path's bits and the others must keep the sentinel.
+// TestMaskedKernel checks each masked micro-kernel alone (every width q of
+// 1 … np R panels) against the scratch tile it replaces (the plain kernel
+// into a tile of zeros, then c += t entry by entry, on the first q·w
+// columns): for every diagonal offset d < w, and for masks that also cut
+// columns, with alpha = 1, 0.3 and −0.75 and k across the unrolled loop's
+// tail, the entries under the mask must have the scratch path's bits and
+// the others must keep the sentinel.
 func TestMaskedKernel(t *testing.T) {
 	kerns := maskedKernels32()
 	if len(kerns) == 0 {
@@ -54,35 +55,38 @@ func TestMaskedKernel(t *testing.T) {
 			for _, alpha := range []float64{1, 0.3, -0.75} {
 				clear(tile)
 				kern.fn(k, &a[0], &b[0], k*w*4, &tile[0], nr, alpha)
-				for d := -mr; d < w; d++ {
-					for _, cols := range []int{nr, nr - 1, 17, 1} {
-						name := fmt.Sprintf("%s/k=%d/alpha=%v/d=%d/cols=%d", kern.name, k, alpha, d, cols)
-						mask := upperMasks(make([]uint16, mr*nr/8), mr, nr, d, cols)
-						const ldc = 53 // not nr: rows of a wider C
-						c := make([]float64, (mr-1)*ldc+nr)
-						for i := range c {
-							c[i] = sentinel
-						}
-						in := func(r, j int) bool { return j >= r+d && j < cols }
-						for r := range mr {
-							for j := range nr {
-								if in(r, j) {
-									c[r*ldc+j] = rng.NormFloat64()
+				for q := 1; q <= kern.np; q++ {
+					qw := q * w
+					for d := -mr; d < w; d++ {
+						for _, cols := range []int{qw, qw - 1, qw - w + 1, 1} {
+							name := fmt.Sprintf("%s/q=%d/k=%d/alpha=%v/d=%d/cols=%d", kern.name, q, k, alpha, d, cols)
+							mask := upperMasks(make([]uint16, mr*qw/8), mr, qw, d, cols)
+							const ldc = 53 // not nr: rows of a wider C
+							c := make([]float64, (mr-1)*ldc+nr)
+							for i := range c {
+								c[i] = sentinel
+							}
+							in := func(r, j int) bool { return j >= r+d && j < cols }
+							for r := range mr {
+								for j := range qw {
+									if in(r, j) {
+										c[r*ldc+j] = rng.NormFloat64()
+									}
 								}
 							}
-						}
-						want := append([]float64(nil), c...)
-						for r := range mr {
-							for j := range nr {
-								if in(r, j) {
-									want[r*ldc+j] += tile[r*nr+j]
+							want := append([]float64(nil), c...)
+							for r := range mr {
+								for j := range qw {
+									if in(r, j) {
+										want[r*ldc+j] += tile[r*nr+j]
+									}
 								}
 							}
-						}
-						kern.masked(k, &a[0], &b[0], k*w*4, &c[0], ldc, alpha, &mask[0])
-						for i := range c {
-							if math.Float64bits(c[i]) != math.Float64bits(want[i]) {
-								t.Fatalf("%s: entry (%d, %d) = %v (%#x), want %v (%#x)", name, i/ldc, i%ldc, c[i], math.Float64bits(c[i]), want[i], math.Float64bits(want[i]))
+							kern.masked[q-1](k, &a[0], &b[0], k*w*4, &c[0], ldc, alpha, &mask[0])
+							for i := range c {
+								if math.Float64bits(c[i]) != math.Float64bits(want[i]) {
+									t.Fatalf("%s: entry (%d, %d) = %v (%#x), want %v (%#x)", name, i/ldc, i%ldc, c[i], math.Float64bits(c[i]), want[i], math.Float64bits(want[i]))
+								}
 							}
 						}
 					}
@@ -93,8 +97,8 @@ func TestMaskedKernel(t *testing.T) {
 }
 
 // TestAddAtAMasked checks that AddAtA and AddAtATriangle give the same bits
-// with a kernel's masked tiles (across the diagonal, past the last column,
-// both) as with the scratch tiles they replace (the same kernel without its
+// with a kernel's masked tiles (across the diagonal, past the last column
+// on fewer panels, both) as with the scratch tiles they replace (the same kernel without its
 // masked variant), for alpha = 1 and 0.3 and over two updates in a row,
 // and that a dense C's lower triangle and the padding past its rows are
 // left alone (they hold the sentinel throughout).
@@ -104,7 +108,7 @@ func TestAddAtAMasked(t *testing.T) {
 		t.Skip("no masked kernel on this CPU")
 	}
 	rng := rand.New(rand.NewPCG(33, 34))
-	nList, rowsList := []int{16, 48, 64, 100, 131, 512}, []int{1, 256, 300}
+	nList, rowsList := []int{16, 32, 48, 64, 80, 100, 131, 512}, []int{1, 256, 300}
 	if testing.Short() {
 		nList, rowsList = []int{48, 131}, []int{257}
 	}

@@ -45,8 +45,12 @@ func main() {
 	kernel(kspec{name: "SKern4x24AVX2", vec: "Y", lanes: 8, mr: 4, np: 3, f32: true})
 	kernel(kspec{name: "SKern8x48AVX512", vec: "Z", lanes: 16, mr: 8, np: 3, f32: true})
 	// The same sums with a masked store, for the tiles of which only some
-	// entries are in C's triangle (see linalg/gemm.go's rankUpdate).
+	// entries are in C's triangle (see linalg/gemm.go's rankUpdate), and
+	// the same on one and two R panels, for the last tile of a strip when
+	// C ends less than 48 columns after it.
 	kernel(kspec{name: "SKern8x48AVX512Masked", vec: "Z", lanes: 16, mr: 8, np: 3, f32: true, masked: true})
+	kernel(kspec{name: "SKern8x32AVX512Masked", vec: "Z", lanes: 16, mr: 8, np: 2, f32: true, masked: true})
+	kernel(kspec{name: "SKern8x16AVX512Masked", vec: "Z", lanes: 16, mr: 8, np: 1, f32: true, masked: true})
 
 	// The fused row of Dsymv (see linalg/symv.go).
 	symvRow("DotAxpyAVX2", "Y", 4)

@@ -47,6 +47,18 @@ func SKern8x48AVX512(k int, a, b *float32, bstride int, c *float64, ldc int, alp
 //go:noescape
 func SKern8x48AVX512Masked(k int, a, b *float32, bstride int, c *float64, ldc int, alpha float64, mask *uint16)
 
+// SKern8x32AVX512Masked is SKern8x48AVX512Masked on two R panels: an 8×32
+// tile, four opmasks per row (mask[4r + h]).
+//
+//go:noescape
+func SKern8x32AVX512Masked(k int, a, b *float32, bstride int, c *float64, ldc int, alpha float64, mask *uint16)
+
+// SKern8x16AVX512Masked is SKern8x48AVX512Masked on one R panel: an 8×16
+// tile, two opmasks per row (mask[2r + h]).
+//
+//go:noescape
+func SKern8x16AVX512Masked(k int, a, b *float32, bstride int, c *float64, ldc int, alpha float64, mask *uint16)
+
 // FMAPeakAVX2 runs n iterations of twelve independent register-only YMM
 // FMAs (96 float64 flops each).
 func FMAPeakAVX2(n int)
