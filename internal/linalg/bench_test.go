@@ -218,8 +218,9 @@ func BenchmarkMicroKernel(b *testing.B) {
 // 512 features with float64 and float32 products on every backend compiled
 // in (and, with OpenBLAS, float32 through its ssyrk), into a dense matrix
 // and (the -triangle variants) into the packed Triangle of the
-// accumulators. GFLOP/s counts rows·n·(n+1) flops per call, whatever the
-// precision.
+// accumulators (float32-triangle-scratch: with the tiles across the
+// diagonal through the scratch tile rather than the masked kernel).
+// GFLOP/s counts rows·n·(n+1) flops per call, whatever the precision.
 func BenchmarkAddAtA(b *testing.B) {
 	const rows, n = 256, 512
 	r := rand.New(rand.NewPCG(6, 3))
@@ -230,21 +231,26 @@ func BenchmarkAddAtA(b *testing.B) {
 	c := blas64.Symmetric{N: n, Stride: n, Uplo: blas.Upper, Data: make([]float64, n*n)}
 	tri := NewTriangle(n)
 	forEachBackend(b, func(b *testing.B) {
-		for _, variant := range []string{"float64", "float64-triangle", "float64-dsyrk", "float32", "float32-triangle", "float32-scalar-packing", "float32-ssyrk"} {
+		for _, variant := range []string{"float64", "float64-triangle", "float64-dsyrk", "float32", "float32-triangle", "float32-triangle-scratch", "float32-scalar-packing", "float32-ssyrk"} {
 			if (variant == "float32-ssyrk" || variant == "float64-dsyrk") && Current() != OpenBLAS {
 				continue
 			}
 			prec := map[string]Precision{"float64": Float64, "float64-triangle": Float64, "float64-dsyrk": Float64,
-				"float32": Float32, "float32-triangle": Float32, "float32-scalar-packing": Float32, "float32-ssyrk": Float32}[variant]
-			packed := strings.HasSuffix(variant, "-triangle")
+				"float32": Float32, "float32-triangle": Float32, "float32-triangle-scratch": Float32, "float32-scalar-packing": Float32, "float32-ssyrk": Float32}[variant]
+			packed := strings.Contains(variant, "-triangle")
 			b.Run(variant, func(b *testing.B) {
 				forceSsyrk32 = variant == "float32-ssyrk"
 				forceDsyrk64 = variant == "float64-dsyrk"
-				saved := cvtGroups
+				saved, savedKern := cvtGroups, kernel32
 				if variant == "float32-scalar-packing" {
 					cvtGroups = nil
 				}
-				defer func() { forceSsyrk32, forceDsyrk64, cvtGroups = false, false, saved }()
+				if variant == "float32-triangle-scratch" {
+					// The diagonal tiles through the scratch tile, as
+					// before the masked kernel.
+					kernel32.masked, kernel32.diagMasks, kernel32.colMasks = nil, nil, nil
+				}
+				defer func() { forceSsyrk32, forceDsyrk64, cvtGroups, kernel32 = false, false, saved, savedKern }()
 				t := startCPU(b)
 				for range b.N {
 					var err error
@@ -261,4 +267,40 @@ func BenchmarkAddAtA(b *testing.B) {
 			})
 		}
 	})
+}
+
+// BenchmarkMaskedKernel runs the float32 micro-kernels that have a masked
+// variant on panels in the L1 cache, adding into one tile: the plain
+// kernel, the masked one with every bit set (the cost of the masked store
+// alone) and with the masks of a diagonal tile (d = 0), at k = 64 and 256.
+func BenchmarkMaskedKernel(b *testing.B) {
+	for _, kern := range maskedKernels32() {
+		for _, k := range []int{64, 256} {
+			lp := make([]float32, k*kern.w)
+			rp := make([]float32, k*kern.nr())
+			c := make([]float64, kern.mr*kern.nr())
+			full := make([]uint16, kern.mr*kern.nr()/8)
+			for i := range full {
+				full[i] = 0xff
+			}
+			for _, v := range []string{"plain", "masked-full", "masked-diagonal"} {
+				b.Run(fmt.Sprintf("%s/k=%d/%s", kern.name, k, v), func(b *testing.B) {
+					mask := full
+					masked := kern.masked[kern.np-1]
+					if v == "masked-diagonal" {
+						mask = kern.diagMasks[0]
+					}
+					t := startCPU(b)
+					for range b.N {
+						if v == "plain" {
+							kern.fn(k, &lp[0], &rp[0], k*kern.w*4, &c[0], kern.nr(), 1)
+						} else {
+							masked(k, &lp[0], &rp[0], k*kern.w*4, &c[0], kern.nr(), 1, &mask[0])
+						}
+					}
+					t.stop(2 * float64(k*kern.mr*kern.nr()) * float64(b.N))
+				})
+			}
+		}
+	}
 }

@@ -46,7 +46,10 @@
 // AddAtATriangle is the same update into a Triangle, the packed upper
 // triangle (by strips of StripRows rows) that the accumulators store: about
 // half the memory of a dense matrix, written in place by the same tiles, so
-// that its entries are the same to the bit as AddAtA's.
+// that its entries are the same to the bit as AddAtA's. With the AVX-512
+// float32 kernel, the tiles across the diagonal and the last of each strip
+// are written in place too, under opmasks (masked kernels), with the bits
+// of the scratch tile they replace.
 //
 // The build tag openblas switches, through cgo, to OpenBLAS (Debian: apt-get
 // install libopenblas-dev liblapacke-dev):

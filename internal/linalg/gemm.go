@@ -28,7 +28,12 @@ import (
 //     from the panel holding i0 (upper triangle; only the first tile
 //     straddles the diagonal) or from column 0 to the diagonal (lower).
 //     Tiles inside the triangle and C are added in place; the others go
-//     through a scratch tile, of which only the entries inside are added.
+//     through a scratch tile, of which only the entries inside are added,
+//     except, for an upper C, when the kernel has a masked variant
+//     (AVX-512 float32): then every tile of mr rows is added in place, the
+//     masked variant adding only the entries inside, with the scratch
+//     tile's bits (and the last tile of a strip on only the panels it
+//     needs).
 //
 // The micro-kernels are in assembly on amd64 (kernel_amd64.s: AVX2+FMA and
 // AVX-512, chosen at run time from the CPU's features) with a portable Go
@@ -56,10 +61,59 @@ type microKernel[T element] struct {
 	name      string
 	w, mr, np int
 	fn        func(k int, a, b *T, bstride int, c *float64, ldc int, alpha float64)
+	// masked, if not empty, holds fn with a masked store on 1, 2, …, np R
+	// panels (masked[q−1]: an mr × q·w tile): it adds into C only the
+	// entries of the tile whose bit is set in mask, which holds q·w/8
+	// opmasks per row, one per 8 float64 (bit l of mask[r·q·w/8 + h] for
+	// column 8h + l), and gives them the bits of the scratch tile:
+	// c + (alpha·acc + 0), two roundings (asm.SKern8x48AVX512Masked).
+	// diagMasks[d] (d < w) is the mask of a full tile of an upper C whose
+	// first row is d columns right of its first column, and colMasks[cols]
+	// (0 < cols < nr) that of a tile of ⌈cols/w⌉ panels inside the upper
+	// triangle whose columns from cols on are past C's last (upperMasks).
+	masked              []func(k int, a, b *T, bstride int, c *float64, ldc int, alpha float64, mask *uint16)
+	diagMasks, colMasks [][]uint16
 }
 
 // nr returns the number of columns of a tile.
 func (m microKernel[T]) nr() int { return m.np * m.w }
+
+// withMasked returns m with the masked variants of its kernel on 1, 2, …,
+// np R panels and the masks of its diagonal and last tiles. w must be a
+// multiple of 8.
+func (m microKernel[T]) withMasked(fn ...func(k int, a, b *T, bstride int, c *float64, ldc int, alpha float64, mask *uint16)) microKernel[T] {
+	if len(fn) != m.np || m.w%8 != 0 {
+		panic("linalg: masked kernels do not match their kernel")
+	}
+	m.masked = fn
+	nr := m.nr()
+	m.diagMasks = make([][]uint16, m.w)
+	for d := range m.diagMasks {
+		m.diagMasks[d] = upperMasks(make([]uint16, m.mr*nr/8), m.mr, nr, d, nr)
+	}
+	m.colMasks = make([][]uint16, nr)
+	for cols := 1; cols < nr; cols++ {
+		q := (cols + m.w - 1) / m.w
+		m.colMasks[cols] = upperMasks(make([]uint16, m.mr*q*m.w/8), m.mr, q*m.w, 1-m.mr, cols)
+	}
+	return m
+}
+
+// upperMasks sets mask, mr·nr/8 values, to the masks of a masked kernel
+// (see microKernel) for an mr × nr tile of an upper C whose row r holds
+// entries of C from column r + d on (d = the tile's first row minus its
+// first column) and whose columns from cols on are past C's last: bit l of
+// mask[r·nr/8 + h] is set when column c = 8h + l has r + d ≤ c < cols. It
+// returns mask.
+func upperMasks(mask []uint16, mr, nr, d, cols int) []uint16 {
+	clear(mask)
+	for r := range mr {
+		for c := max(0, r+d); c < min(cols, nr); c++ {
+			mask[r*nr/8+c/8] |= 1 << (c % 8)
+		}
+	}
+	return mask
+}
 
 const (
 	// kcBlock bounds the width of a packed block of K: with the AVX-512
@@ -71,10 +125,12 @@ const (
 	maxTile = 8 * 48
 )
 
-// packBuffers are the packed panels and scratch tile of one update.
+// packBuffers are the packed panels, scratch tile and masks (of the
+// masked kernels' rare tiles: see rankUpdate) of one update.
 type packBuffers[T element] struct {
 	l, r []T
 	tile [maxTile]float64
+	mask [maxTile / 8]uint16
 }
 
 // bufferStack keeps the packBuffers of finished updates for the next ones,
@@ -298,6 +354,29 @@ func rankUpdate[T element](kern microKernel[T], pool *bufferStack[T], ul blas.Up
 				}
 				if inside && rows == mr && cols == nr {
 					kern.fn(kb, lp, rp, bstride, &c[off0+j0], ldc, alpha)
+					continue
+				}
+				if upper && len(kern.masked) > 0 && rows == mr {
+					// The tile across the diagonal (the strip's first) or
+					// past C's last column (its last, if n is not a
+					// multiple of nr from there, on only the ⌈cols/w⌉
+					// panels it needs): the kernel adds the entries with
+					// i ≤ j < n into C, with the bits of the scratch tile
+					// below, and leaves the others alone (in a Triangle, a
+					// strip's unused entries; in a dense C, the lower
+					// triangle and what follows each row). The packed R
+					// panels past n are zeros.
+					q := (cols + w - 1) / w
+					var mask []uint16
+					switch d := i0 - j0; {
+					case cols == nr && d >= 0 && d < len(kern.diagMasks):
+						mask = kern.diagMasks[d]
+					case inside:
+						mask = kern.colMasks[cols]
+					default: // across the diagonal and past n: the last strips
+						mask = upperMasks(buf.mask[:mr*q*w/8], mr, q*w, d, cols)
+					}
+					kern.masked[q-1](kb, lp, rp, bstride, &c[off0+j0], ldc, alpha, &mask[0])
 					continue
 				}
 				if prefetchRows != nil {

@@ -14,7 +14,7 @@ func init() {
 	}
 	if asm.HasAVX512 {
 		kernels64 = append(kernels64, microKernel[float64]{name: "avx512-8x24", w: 8, mr: 8, np: 3, fn: asm.DKern8x24AVX512})
-		kernels32 = append(kernels32, microKernel[float32]{name: "avx512-8x48", w: 16, mr: 8, np: 3, fn: asm.SKern8x48AVX512})
+		kernels32 = append(kernels32, microKernel[float32]{name: "avx512-8x48", w: 16, mr: 8, np: 3, fn: asm.SKern8x48AVX512}.withMasked(asm.SKern8x16AVX512Masked, asm.SKern8x32AVX512Masked, asm.SKern8x48AVX512Masked))
 	}
 	if asm.HasAVX2 {
 		rowKernels = append(rowKernels, asmDotAxpy("avx2", asm.DotAxpyAVX2))

@@ -22,4 +22,11 @@
 // into c[r·ldc + v·w + j]. k ≥ 1. The name gives mr × 3w and the
 // instruction set; the D kernels take float64 panels, the S kernels float32
 // panels whose products are summed in float32.
+//
+// The Masked kernels (AVX-512 float32, on 3, 2 or 1 R panels) take a last
+// argument mask *uint16, one opmask per 8 float64 of a row of C, and add
+// only the entries whose bit is set, as c + (alpha·acc + 0): the tiles
+// across the diagonal of C's triangle and past its last column, with the
+// bits that adding a scratch tile would give, without touching the other
+// entries.
 package asm

@@ -44,6 +44,13 @@ func main() {
 	// linalg.AddAtA.
 	kernel(kspec{name: "SKern4x24AVX2", vec: "Y", lanes: 8, mr: 4, np: 3, f32: true})
 	kernel(kspec{name: "SKern8x48AVX512", vec: "Z", lanes: 16, mr: 8, np: 3, f32: true})
+	// The same sums with a masked store, for the tiles of which only some
+	// entries are in C's triangle (see linalg/gemm.go's rankUpdate), and
+	// the same on one and two R panels, for the last tile of a strip when
+	// C ends less than 48 columns after it.
+	kernel(kspec{name: "SKern8x48AVX512Masked", vec: "Z", lanes: 16, mr: 8, np: 3, f32: true, masked: true})
+	kernel(kspec{name: "SKern8x32AVX512Masked", vec: "Z", lanes: 16, mr: 8, np: 2, f32: true, masked: true})
+	kernel(kspec{name: "SKern8x16AVX512Masked", vec: "Z", lanes: 16, mr: 8, np: 1, f32: true, masked: true})
 
 	// The fused row of Dsymv (see linalg/symv.go).
 	symvRow("DotAxpyAVX2", "Y", 4)
@@ -69,6 +76,10 @@ type kspec struct {
 	mr    int    // tile rows, a divisor of lanes
 	np    int    // R panels per tile: nr = np·lanes
 	f32   bool   // float32 panels and accumulators (else float64)
+	// masked: the kernel takes a last argument mask *uint16, one opmask
+	// per 8 float64 of C (AVX-512 only), and writes only the entries whose
+	// bit is set; see kernel.
+	masked bool
 }
 
 // kernel writes a micro-kernel
@@ -80,6 +91,17 @@ type kspec struct {
 // (bstride bytes apart, w values per step). It sums, for p < k,
 // a[p·w + r]·b_v[p·w + j] into acc[r][v·w + j] (in T), then adds alpha·acc,
 // in float64, into C[r·ldc + v·w + j]. k ≥ 1.
+//
+// With s.masked (AVX-512 only) the signature ends in mask *uint16, and the
+// store differs: C's row r is stored as nr/8 vectors of 8 float64, and
+// vector h (columns 8h … 8h+7) is added under the opmask mask[r·nr/8 + h]
+// (bit l for column 8h + l). The kernel computes t = alpha·acc + 0 (an FMA
+// into a zero register: the same bits as the scratch tile of
+// linalg.rankUpdate, which the kernel fills with FMAs into zeros), loads
+// the entries of C under the mask (the others read as zero), adds t to
+// them (t first, like gonum's floats.Add of the scratch path) and stores
+// them under the mask: the entries whose bit is clear are neither written
+// nor used.
 func kernel(s kspec) {
 	nacc := s.mr * s.np
 	breg := nacc        // R vectors
@@ -98,8 +120,16 @@ func kernel(s kspec) {
 	bcast := map[int]string{8: "VBROADCASTSD", 4: "VBROADCASTSS"}[elem]
 	const unroll = 4
 	p("")
-	p("// func %s(k int, a, b *%s, bstride int, c *float64, ldc int, alpha float64)", s.name, typ)
-	p("TEXT ·%s(SB), NOSPLIT, $0-56", s.name)
+	if s.masked {
+		if s.vec != "Z" {
+			log.Fatalf("%s: masked kernels need AVX-512", s.name)
+		}
+		p("// func %s(k int, a, b *%s, bstride int, c *float64, ldc int, alpha float64, mask *uint16)", s.name, typ)
+		p("TEXT ·%s(SB), NOSPLIT, $0-64", s.name)
+	} else {
+		p("// func %s(k int, a, b *%s, bstride int, c *float64, ldc int, alpha float64)", s.name, typ)
+		p("TEXT ·%s(SB), NOSPLIT, $0-56", s.name)
+	}
 	p("\tMOVQ k+0(FP), CX")
 	p("\tMOVQ a+8(FP), AX")
 	p("\tMOVQ b+16(FP), BX")
@@ -157,13 +187,39 @@ func kernel(s kspec) {
 	tmp := breg // the R registers are free once the sums are done
 	p("\tVBROADCASTSD alpha+48(FP), %s", alpha)
 	extract := map[string]string{"Z": "VEXTRACTF64X4", "Y": "VEXTRACTF128"}[s.vec]
+	// The masked store: zero (after the broadcast registers) is +0 for
+	// the FMA, cm receives C's entries.
+	// Two C registers and opmasks, alternating, so that consecutive stores
+	// do not share one.
+	zero, cms := reg(areg+nareg), []string{reg(areg + nareg + 1), reg(areg + nareg + 2)}
+	if s.masked {
+		if areg+nareg+2 >= 32 {
+			log.Fatalf("%s: no registers left for the masked store", s.name)
+		}
+		p("\tMOVQ mask+56(FP), R9")
+		p("\tVXORPD %s, %s, %s", zero, zero, zero)
+	}
+	vb := map[string]int{"Z": 64, "Y": 32}[s.vec] // bytes per vector
+	vecsPerRow := s.np * s.lanes * 8 / vb         // float64 vectors per row of C
+	store := func(acc string, r, h int) {
+		off := h * vb
+		cm, k := cms[h%2], fmt.Sprintf("K%d", 1+h%2)
+		if !s.masked {
+			p("\tVFMADD213PD %d(DI), %s, %s", off, alpha, acc)
+			p("\tVMOVUPD %s, %d(DI)", acc, off)
+			return
+		}
+		p("\tKMOVW %d(R9), %s", 2*(r*vecsPerRow+h), k)
+		p("\tVFMADD213PD %s, %s, %s", zero, alpha, acc)
+		p("\tVMOVUPD.Z %d(DI), %s, %s", off, k, cm)
+		p("\tVADDPD %s, %s, %s", cm, acc, cm)
+		p("\tVMOVUPD %s, %s, %d(DI)", cm, k, off)
+	}
 	for r := 0; r < s.mr; r++ {
 		for v := 0; v < s.np; v++ {
 			acc := r*s.np + v
-			off := v * s.lanes * 8
 			if !s.f32 {
-				p("\tVFMADD213PD %d(DI), %s, %s", off, alpha, reg(acc))
-				p("\tVMOVUPD %s, %d(DI)", reg(acc), off)
+				store(reg(acc), r, v)
 				continue
 			}
 			// lanes float32 become two vectors of lanes/2 float64: the
@@ -171,10 +227,8 @@ func kernel(s kspec) {
 			p("\t%s $1, %s, %s", extract, reg(acc), hreg(tmp))
 			p("\tVCVTPS2PD %s, %s", hreg(tmp), reg(tmp))
 			p("\tVCVTPS2PD %s, %s", hreg(acc), reg(acc))
-			p("\tVFMADD213PD %d(DI), %s, %s", off, alpha, reg(acc))
-			p("\tVMOVUPD %s, %d(DI)", reg(acc), off)
-			p("\tVFMADD213PD %d(DI), %s, %s", off+s.lanes*4, alpha, reg(tmp))
-			p("\tVMOVUPD %s, %d(DI)", reg(tmp), off+s.lanes*4)
+			store(reg(acc), r, 2*v)
+			store(reg(tmp), r, 2*v+1)
 		}
 		if r < s.mr-1 {
 			p("\tADDQ SI, DI")

@@ -35,6 +35,30 @@ func SKern4x24AVX2(k int, a, b *float32, bstride int, c *float64, ldc int, alpha
 //go:noescape
 func SKern8x48AVX512(k int, a, b *float32, bstride int, c *float64, ldc int, alpha float64)
 
+// SKern8x48AVX512Masked is SKern8x48AVX512 with a masked store: row r
+// of C is stored as six vectors of 8 float64, and vector h (columns
+// 8h … 8h+7) is added under the opmask mask[6r + h] (bit l for column
+// 8h + l); the entries whose bit is clear are neither read nor written.
+// Each entry whose bit is set becomes c + (alpha·acc + 0), rounded after
+// the FMA and after the addition: the bits of the scratch tile of
+// linalg.rankUpdate (a tile of zeros into which SKern8x48AVX512 adds, then
+// added into C), not the single rounding of SKern8x48AVX512.
+//
+//go:noescape
+func SKern8x48AVX512Masked(k int, a, b *float32, bstride int, c *float64, ldc int, alpha float64, mask *uint16)
+
+// SKern8x32AVX512Masked is SKern8x48AVX512Masked on two R panels: an 8×32
+// tile, four opmasks per row (mask[4r + h]).
+//
+//go:noescape
+func SKern8x32AVX512Masked(k int, a, b *float32, bstride int, c *float64, ldc int, alpha float64, mask *uint16)
+
+// SKern8x16AVX512Masked is SKern8x48AVX512Masked on one R panel: an 8×16
+// tile, two opmasks per row (mask[2r + h]).
+//
+//go:noescape
+func SKern8x16AVX512Masked(k int, a, b *float32, bstride int, c *float64, ldc int, alpha float64, mask *uint16)
+
 // FMAPeakAVX2 runs n iterations of twelve independent register-only YMM
 // FMAs (96 float64 flops each).
 func FMAPeakAVX2(n int)

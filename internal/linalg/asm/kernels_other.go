@@ -24,6 +24,18 @@ func SKern8x48AVX512(k int, a, b *float32, bstride int, c *float64, ldc int, alp
 	panic(noAsm)
 }
 
+func SKern8x48AVX512Masked(k int, a, b *float32, bstride int, c *float64, ldc int, alpha float64, mask *uint16) {
+	panic(noAsm)
+}
+
+func SKern8x32AVX512Masked(k int, a, b *float32, bstride int, c *float64, ldc int, alpha float64, mask *uint16) {
+	panic(noAsm)
+}
+
+func SKern8x16AVX512Masked(k int, a, b *float32, bstride int, c *float64, ldc int, alpha float64, mask *uint16) {
+	panic(noAsm)
+}
+
 func CvtGroupsAVX2(n, w int, src *float64, dst *float32, dstride int) { panic(noAsm) }
 
 func PrefetchRows(c *float64, ldc, rows, cols int) { panic(noAsm) }
