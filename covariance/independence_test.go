@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dime-project/dime/exact"
@@ -318,6 +319,61 @@ func TestIndependenceCalibrated(t *testing.T) {
 		}
 		if res.PValue >= 1e-3 {
 			t.Errorf("dependent dataset %d: p = %.3g (T %.1f, null mean %.1f)", rep, res.PValue, res.Statistic, res.NullMean)
+		}
+	}
+}
+
+// TestMeanAddBits checks that Add (rows of weight 1, summed by
+// linalg.SumRows several rows per pass) gives the bits of the row-by-row
+// loop it replaced (gonum's floats.Add per row) and of AddWeighted with
+// weights of 1 (which still runs that loop), on row counts around the
+// kernels' groups of eight and dimensions around their vectors, after a
+// Scale so that the weights are not whole numbers.
+func TestMeanAddBits(t *testing.T) {
+	for _, features := range []int{3, 6, 37, 256} {
+		spec := testMap
+		spec.Features = features
+		desc := Description{Map: spec, Part: PartJoint}
+		p := 2 * features
+		for _, rows := range []int{1, 7, 8, 9, 17, 64, 259} {
+			phi := block(rows, p, uint64(rows*features))
+			for i := range phi {
+				phi[i] *= math.Pow(10, float64(i%13-6)) // magnitudes whose order of addition shows in the bits
+			}
+			a, _ := NewMean(desc)
+			b, _ := NewMean(desc)
+			ref := make([]float64, p)
+			ones := make([]float64, rows)
+			for i := range ones {
+				ones[i] = 1
+			}
+			var wRef, w2Ref float64
+			for pass, f := range []float64{1, 0.3} {
+				if err := a.Add(phi, rows); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.AddWeighted(phi, rows, ones); err != nil {
+					t.Fatal(err)
+				}
+				for r := range rows {
+					floats.Add(ref, phi[r*p:(r+1)*p])
+					wRef++
+					w2Ref++
+				}
+				for j := range ref {
+					if math.Float64bits(a.Sum()[j]) != math.Float64bits(ref[j]) || math.Float64bits(b.Sum()[j]) != math.Float64bits(ref[j]) {
+						t.Fatalf("D=%d rows=%d pass %d: sum[%d] = %v (Add), %v (AddWeighted), want %v", features, rows, pass, j, a.Sum()[j], b.Sum()[j], ref[j])
+					}
+				}
+				if a.Weight() != wRef || a.SquaredWeight() != w2Ref || b.Weight() != wRef || b.SquaredWeight() != w2Ref {
+					t.Fatalf("D=%d rows=%d pass %d: weights %v, %v and %v, %v, want %v, %v", features, rows, pass, a.Weight(), a.SquaredWeight(), b.Weight(), b.SquaredWeight(), wRef, w2Ref)
+				}
+				a.Scale(f)
+				b.Scale(f)
+				floats.Scale(f, ref)
+				wRef *= f
+				w2Ref *= f * f
+			}
 		}
 	}
 }

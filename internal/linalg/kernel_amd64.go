@@ -19,9 +19,11 @@ func init() {
 	if asm.HasAVX2 {
 		rowKernels = append(rowKernels, asmDotAxpy("avx2", asm.DotAxpyAVX2))
 		cvtGroups = asm.CvtGroupsAVX2
+		sumRowsAsm = asm.SumRowsAVX2
 	}
 	if asm.HasAVX512 {
 		rowKernels = append(rowKernels, asmDotAxpy("avx512", asm.DotAxpyAVX512))
+		sumRowsAsm = asm.SumRowsAVX512
 	}
 	dotAxpy = rowKernels[len(rowKernels)-1]
 	prefetchRows = asm.PrefetchRows

@@ -21,6 +21,7 @@ import (
 
 var out bytes.Buffer
 
+
 func p(format string, args ...any) { fmt.Fprintf(&out, format+"\n", args...) }
 
 func main() {
@@ -60,6 +61,9 @@ func main() {
 	cvtGroups()
 	// The prefetch of the C tiles that go through a scratch tile.
 	prefetchRows()
+	// The column sums of covariance.Mean.
+	sumRows("SumRowsAVX2", "Y", 4)
+	sumRows("SumRowsAVX512", "Z", 8)
 
 	peak("FMAPeakAVX2", "Y")
 	peak("FMAPeakAVX512", "Z")
@@ -416,5 +420,125 @@ func prefetchRows() {
 	p("\tDECQ CX")
 	p("\tJMP pf_row")
 	p("pf_done:")
+	p("\tRET")
+}
+
+// sumRows writes
+//
+//	func name(n, m int, sum, rows *float64, stride int)
+//
+// which adds m rows of n float64, row r at rows + r·stride values, into
+// sum: for each column j, sum[j] += row0[j], then += row1[j], and so on in
+// the order of the rows, the bits of adding the rows one at a time (gonum's
+// floats.Add per row), but reading and writing sum once per group of eight
+// rows instead of once per row. Groups of eight rows, then single rows;
+// in each, four vectors of columns at a time, then one, then the last
+// columns (under an opmask with ZMM, one by one with YMM). n, m ≥ 0.
+func sumRows(name, vec string, lanes int) {
+	reg := func(i int) string { return fmt.Sprintf("%s%d", vec, i) }
+	vb := lanes * 8
+	p("")
+	p("// func %s(n, m int, sum, rows *float64, stride int)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-40", name)
+	p("\tMOVQ n+0(FP), R12")
+	p("\tMOVQ m+8(FP), DX")
+	p("\tMOVQ sum+16(FP), DI")
+	p("\tMOVQ rows+24(FP), SI")
+	p("\tMOVQ stride+32(FP), R8")
+	p("\tSHLQ $3, R8")
+	// The rows of a group of eight, from three walkers: AX at row 0, BX at
+	// row 3, R9 at row 6 (R8 = the stride in bytes).
+	rows8 := []string{"(AX)", "(AX)(R8*1)", "(AX)(R8*2)", "(BX)", "(AX)(R8*4)", "(BX)(R8*2)", "(R9)", "(BX)(R8*4)"}
+	pass := func(g int) {
+		lbl := fmt.Sprintf("%s_g%d", name, g)
+		rows := rows8[:g]
+		p("%s:", lbl)
+		if g > 1 {
+			p("\tCMPQ DX, $%d", g)
+			p("\tJLT %s_g1", name)
+		} else {
+			p("\tTESTQ DX, DX")
+			p("\tJZ %s_done", name)
+		}
+		p("\tMOVQ SI, AX")
+		if g > 1 {
+			p("\tLEAQ (SI)(R8*2), BX")
+			p("\tADDQ R8, BX")
+			p("\tLEAQ (BX)(R8*2), R9")
+			p("\tADDQ R8, R9")
+		}
+		p("\tMOVQ DI, R10")
+		p("\tMOVQ R12, R11")
+		walk := func(bytes int) {
+			p("\tADDQ $%d, AX", bytes)
+			if g > 1 {
+				p("\tADDQ $%d, BX", bytes)
+				p("\tADDQ $%d, R9", bytes)
+			}
+			p("\tADDQ $%d, R10", bytes)
+		}
+		for _, nv := range []int{4, 1} {
+			p("%s_v%d:", lbl, nv)
+			p("\tCMPQ R11, $%d", nv*lanes)
+			if nv == 4 {
+				p("\tJLT %s_v1", lbl)
+			} else {
+				p("\tJLT %s_tail", lbl)
+			}
+			for u := 0; u < nv; u++ {
+				p("\tVMOVUPD %d(R10), %s", u*vb, reg(u))
+			}
+			for _, r := range rows {
+				for u := 0; u < nv; u++ {
+					p("\tVADDPD %d%s, %s, %s", u*vb, r, reg(u), reg(u))
+				}
+			}
+			for u := 0; u < nv; u++ {
+				p("\tVMOVUPD %s, %d(R10)", reg(u), u*vb)
+			}
+			walk(nv * vb)
+			p("\tSUBQ $%d, R11", nv*lanes)
+			p("\tJMP %s_v%d", lbl, nv)
+		}
+		p("%s_tail:", lbl)
+		p("\tTESTQ R11, R11")
+		p("\tJZ %s_next", lbl)
+		if vec == "Z" {
+			// The last n mod 8 columns under the opmask K1: the masked
+			// loads read nothing past them.
+			p("\tMOVQ R11, CX")
+			p("\tMOVQ $1, R13")
+			p("\tSHLQ CX, R13")
+			p("\tDECQ R13")
+			p("\tKMOVW R13, K1")
+			p("\tVMOVUPD.Z (R10), K1, Z0")
+			for _, r := range rows {
+				p("\tVADDPD.Z %s, Z0, K1, Z0", r)
+			}
+			p("\tVMOVUPD Z0, K1, (R10)")
+		} else {
+			p("%s_scalar:", lbl)
+			p("\tVMOVSD (R10), X0")
+			for _, r := range rows {
+				p("\tVADDSD %s, X0, X0", r)
+			}
+			p("\tVMOVSD X0, (R10)")
+			walk(8)
+			p("\tDECQ R11")
+			p("\tJNZ %s_scalar", lbl)
+		}
+		p("%s_next:", lbl)
+		if g > 1 {
+			p("\tLEAQ (SI)(R8*8), SI")
+		} else {
+			p("\tADDQ R8, SI")
+		}
+		p("\tSUBQ $%d, DX", g)
+		p("\tJMP %s", lbl)
+	}
+	pass(8)
+	pass(1)
+	p("%s_done:", name)
+	p("\tVZEROUPPER")
 	p("\tRET")
 }

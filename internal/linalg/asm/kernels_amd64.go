@@ -91,3 +91,16 @@ func CvtGroupsAVX2(n, w int, src *float64, dst *float32, dstride int)
 //
 //go:noescape
 func PrefetchRows(c *float64, ldc, rows, cols int)
+
+// SumRowsAVX2 adds m rows of n float64 values, row r at rows plus r·stride
+// values, into sum, in the order of the rows for each column (the bits of
+// adding them one at a time), reading and writing sum once per group of
+// eight rows. It needs AVX2.
+//
+//go:noescape
+func SumRowsAVX2(n, m int, sum, rows *float64, stride int)
+
+// SumRowsAVX512 is SumRowsAVX2 with AVX-512.
+//
+//go:noescape
+func SumRowsAVX512(n, m int, sum, rows *float64, stride int)

@@ -47,3 +47,6 @@ const noAsm = "linalg/asm: no assembly kernels in this build"
 
 func DotAxpyAVX2(n int, a, x, y *float64, xi float64) float64   { panic(noAsm) }
 func DotAxpyAVX512(n int, a, x, y *float64, xi float64) float64 { panic(noAsm) }
+
+func SumRowsAVX2(n, m int, sum, rows *float64, stride int)   { panic(noAsm) }
+func SumRowsAVX512(n, m int, sum, rows *float64, stride int) { panic(noAsm) }
