@@ -21,6 +21,13 @@ import (
 
 var out bytes.Buffer
 
+// pfDist is the prefetch distance, in steps of k, of the float32 AVX-512
+// kernels (see kspec.pf): 16 steps (1 KiB of each R panel, about 400
+// cycles of FMAs) ahead. Against none, on BenchmarkAddAtA float32-triangle
+// 99.6–100.5 GFLOP/cpu-s against 97.1–99.7 (four alternating rounds; 8
+// and 32 steps fell in between), and 3% less CPU time for dime score on
+// 10⁶ rows (7 of 9 alternating pairs; see BENCHMARKS.md).
+const pfDist = 16
 
 func p(format string, args ...any) { fmt.Fprintf(&out, format+"\n", args...) }
 
@@ -44,14 +51,14 @@ func main() {
 	// float32 products summed in float32, added into float64 C: see
 	// linalg.AddAtA.
 	kernel(kspec{name: "SKern4x24AVX2", vec: "Y", lanes: 8, mr: 4, np: 3, f32: true})
-	kernel(kspec{name: "SKern8x48AVX512", vec: "Z", lanes: 16, mr: 8, np: 3, f32: true})
+	kernel(kspec{name: "SKern8x48AVX512", vec: "Z", lanes: 16, mr: 8, np: 3, f32: true, pf: pfDist})
 	// The same sums with a masked store, for the tiles of which only some
 	// entries are in C's triangle (see linalg/gemm.go's rankUpdate), and
 	// the same on one and two R panels, for the last tile of a strip when
 	// C ends less than 48 columns after it.
-	kernel(kspec{name: "SKern8x48AVX512Masked", vec: "Z", lanes: 16, mr: 8, np: 3, f32: true, masked: true})
-	kernel(kspec{name: "SKern8x32AVX512Masked", vec: "Z", lanes: 16, mr: 8, np: 2, f32: true, masked: true})
-	kernel(kspec{name: "SKern8x16AVX512Masked", vec: "Z", lanes: 16, mr: 8, np: 1, f32: true, masked: true})
+	kernel(kspec{name: "SKern8x48AVX512Masked", vec: "Z", lanes: 16, mr: 8, np: 3, f32: true, masked: true, pf: pfDist})
+	kernel(kspec{name: "SKern8x32AVX512Masked", vec: "Z", lanes: 16, mr: 8, np: 2, f32: true, masked: true, pf: pfDist})
+	kernel(kspec{name: "SKern8x16AVX512Masked", vec: "Z", lanes: 16, mr: 8, np: 1, f32: true, masked: true, pf: pfDist})
 
 	// The fused row of Dsymv (see linalg/symv.go).
 	symvRow("DotAxpyAVX2", "Y", 4)
@@ -84,6 +91,13 @@ type kspec struct {
 	// per 8 float64 of C (AVX-512 only), and writes only the entries whose
 	// bit is set; see kernel.
 	masked bool
+	// pf, if not 0, is the distance in steps of k at which each step
+	// prefetches the R panels (PREFETCHT0 of one line per panel, the
+	// 64 bytes a ZMM float32 step reads): a tile's three panels (48 KiB at
+	// k = 256) do not fit the 32 KiB L1 and come from L2 for every tile.
+	// Past a panel's end the prefetch reads the next panel's start, which
+	// the tile, or the next tile, reads anyway; PREFETCHT0 never faults.
+	pf int
 }
 
 // kernel writes a micro-kernel
@@ -156,9 +170,15 @@ func kernel(s kspec) {
 		p("\tVXOR%s %s, %s, %s", suf, reg(i), reg(i), reg(i))
 	}
 	bsrc := []string{"(BX)", "(BX)(R8*1)", "(BX)(R8*2)"}
+	pfsrc := []string{"(BX)", "(BX)(R8*1)", "(BX)(R8*2)"}
 	step := func() {
 		for v := 0; v < s.np; v++ {
 			p("\tVMOVU%s %s, %s", suf, bsrc[v], reg(breg+v))
+		}
+		if s.pf > 0 {
+			for v := 0; v < s.np; v++ {
+				p("\tPREFETCHT0 %d%s", s.pf*s.lanes*elem, pfsrc[v])
+			}
 		}
 		for r := 0; r < s.mr; r++ {
 			a := reg(areg + r%nareg)
