@@ -59,8 +59,9 @@ func (m *Mean) EffectiveRows() float64 {
 // Sum returns Σ w_i φ_i: the mean's own storage, read it, do not modify it.
 func (m *Mean) Sum() []float64 { return m.sum }
 
-// Add adds rows feature rows (row-major, rows×Dim), each of weight 1. It
-// does not allocate.
+// Add adds rows feature rows (row-major, rows×Dim), each of weight 1: with
+// AVX2 or AVX-512, eight rows per pass over the sum (linalg.SumRows), with
+// the bits of adding them one at a time. It does not allocate.
 func (m *Mean) Add(features []float64, rows int) error {
 	return m.AddWeighted(features, rows, nil)
 }

@@ -50,6 +50,13 @@
 // float32 kernel, the tiles across the diagonal and the last of each strip
 // are written in place too, under opmasks (masked kernels), with the bits
 // of the scratch tile they replace.
+// The float32 AVX-512 kernels prefetch their R panels 16 steps of k ahead
+// (a tile's panels do not fit the L1 cache).
+//
+// SumRows adds rows of a matrix into a vector, column by column in the
+// order of the rows (the bits of adding the rows one at a time), several
+// rows per pass with AVX2 or AVX-512: the first moments of the covariance
+// package's Mean.
 //
 // The build tag openblas switches, through cgo, to OpenBLAS (Debian: apt-get
 // install libopenblas-dev liblapacke-dev):

@@ -29,4 +29,8 @@
 // across the diagonal of C's triangle and past its last column, with the
 // bits that adding a scratch tile would give, without touching the other
 // entries.
+// The float32 AVX-512 kernels prefetch each R panel 16 steps of k ahead.
+//
+// SumRowsAVX2 and SumRowsAVX512 add m rows into a vector of sums, eight
+// rows per pass over it, each column in the order of the rows.
 package asm
