@@ -178,27 +178,63 @@ func (m *marginal) rows(dst []float64, r0, rows int) {
 	}
 }
 
-// moment returns M−[j,k] and M+[j,k] (real and imaginary parts) of the
-// covariance Σφφᵀ/weight: with φ = [cos, sin]/√D the blocks of D·C are CC,
-// CS, CSᵀ and SS. rowJ and rowDJ are the whole rows j and D+j of the summed
-// matrix (see rows).
-func (m *marginal) moment(j, k int, rowJ, rowDJ []float64) (mr, mi, pr, pi float64) {
+// moments holds M−[j,k] and M+[j,k], real and imaginary parts.
+type moments struct{ mr, mi, pr, pi float64 }
+
+// moment returns M−[j,k] and M+[j,k] of the covariance Σφφᵀ/weight from
+// the summed matrix's entries (j, k), (D+j, D+k), (j, D+k) and (k, D+j):
+// with φ = [cos, sin]/√D the blocks of D·C are CC, SS, CS and CSᵀ.
+func (m *marginal) moment(j, k int, cc, ss, cs, csT float64) moments {
 	D := m.desc.Map.Features
 	f := float64(D) / m.weight
-	cc := f * rowJ[k]
-	ss := f * rowDJ[D+k]
-	cs := f * rowJ[D+k] // E cos_j sin_k
-	csT := f * rowDJ[k] // E cos_k sin_j: entry (k, D+j) = (D+j, k)
-	mr, mi, pr, pi = cc+ss, csT-cs, cc-ss, csT+cs
+	cc, ss = f*cc, f*ss
+	cs, csT = f*cs, f*csT // E cos_j sin_k, E cos_k sin_j
+	o := moments{cc + ss, csT - cs, cc - ss, csT + cs}
 	if m.re != nil {
 		// μ_j μ̄_k and μ_j μ_k.
 		re, im := m.re, m.im
-		mr -= re[j]*re[k] + im[j]*im[k]
-		mi -= im[j]*re[k] - re[j]*im[k]
-		pr -= re[j]*re[k] - im[j]*im[k]
-		pi -= im[j]*re[k] + re[j]*im[k]
+		o.mr -= re[j]*re[k] + im[j]*im[k]
+		o.mi -= im[j]*re[k] - re[j]*im[k]
+		o.pr -= re[j]*re[k] - im[j]*im[k]
+		o.pi -= im[j]*re[k] + re[j]*im[k]
 	}
-	return mr, mi, pr, pi
+	return o
+}
+
+// rowMoment is moment read from the whole rows j and D+j of the summed
+// matrix (see rows): entry (k, D+j) is (D+j, k).
+func (m *marginal) rowMoment(j, k int, rowJ, rowDJ []float64) moments {
+	D := m.desc.Map.Features
+	return m.moment(j, k, rowJ[k], rowDJ[D+k], rowJ[D+k], rowDJ[k])
+}
+
+// storeProduct writes the entries (j, k) of product's output from the
+// moments a and b of the two marginals: (j, k) and (D+j, D+k) when k ≥ j,
+// and (j, D+k).
+func storeProduct(out blas64.Symmetric, D, j, k int, scale float64, a, b moments) {
+	reMinus := a.mr*b.mr - a.mi*b.mi
+	imMinus := a.mr*b.mi + a.mi*b.mr
+	rePlus := a.pr*b.pr - a.pi*b.pi
+	imPlus := a.pr*b.pi + a.pi*b.pr
+	if k >= j {
+		out.Data[j*out.Stride+k] = (reMinus + rePlus) * scale
+		out.Data[(D+j)*out.Stride+D+k] = (reMinus - rePlus) * scale
+	}
+	// Cross block: row j (cos), column D+k (sin), always upper.
+	out.Data[j*out.Stride+D+k] = (imPlus - imMinus) * scale
+}
+
+// scaleUpper multiplies the upper triangle of out by f (f = 1: no-op).
+func scaleUpper(out blas64.Symmetric, f float64) {
+	if f == 1 {
+		return
+	}
+	for i := 0; i < out.N; i++ {
+		row := out.Data[i*out.Stride+i : i*out.Stride+out.N]
+		for j := range row {
+			row[j] = f * row[j]
+		}
+	}
 }
 
 // product writes to out (2D×2D, upper triangle) f times the real covariance
@@ -232,27 +268,9 @@ func product(out blas64.Symmetric, a, b *marginal, f float64) {
 			aJ, aDJ := ra[jj*n:(jj+1)*n], ra[(B+jj)*n:(B+jj+1)*n]
 			bJ, bDJ := rb[jj*n:(jj+1)*n], rb[(B+jj)*n:(B+jj+1)*n]
 			for k := 0; k < D; k++ {
-				amr, ami, apr, api := a.moment(j, k, aJ, aDJ)
-				bmr, bmi, bpr, bpi := b.moment(j, k, bJ, bDJ)
-				reMinus := amr*bmr - ami*bmi
-				imMinus := amr*bmi + ami*bmr
-				rePlus := apr*bpr - api*bpi
-				imPlus := apr*bpi + api*bpr
-				if k >= j {
-					out.Data[j*out.Stride+k] = (reMinus + rePlus) * scale
-					out.Data[(D+j)*out.Stride+D+k] = (reMinus - rePlus) * scale
-				}
-				// Cross block: row j (cos), column D+k (sin), always upper.
-				out.Data[j*out.Stride+D+k] = (imPlus - imMinus) * scale
+				storeProduct(out, D, j, k, scale, a.rowMoment(j, k, aJ, aDJ), b.rowMoment(j, k, bJ, bDJ))
 			}
 		}
 	}
-	if f != 1 {
-		for i := 0; i < out.N; i++ {
-			row := out.Data[i*out.Stride+i : i*out.Stride+out.N]
-			for j := range row {
-				row[j] = f * row[j]
-			}
-		}
-	}
+	scaleUpper(out, f)
 }

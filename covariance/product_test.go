@@ -10,9 +10,10 @@ import (
 )
 
 // refProduct is product as it was written before it read the accumulators
-// in blocks of rows: every moment read entry by entry from the groups'
-// triangles (at), in the same arithmetic. TestProductBlocks checks that the
-// blocked product gives its bits.
+// in blocks of rows: every entry read from the groups' triangles one at a
+// time (at, half of them down a column), with the same arithmetic
+// (moment, storeProduct, scaleUpper). TestProductBlocks checks that the
+// blocked gathering gives its bits.
 func refProduct(out blas64.Symmetric, a, b *marginal, f float64) {
 	at := func(m *marginal, i, j int) float64 {
 		var s float64
@@ -21,48 +22,18 @@ func refProduct(out blas64.Symmetric, a, b *marginal, f float64) {
 		}
 		return s
 	}
-	moment := func(m *marginal, j, k int) (mr, mi, pr, pi float64) {
+	moment := func(m *marginal, j, k int) moments {
 		D := m.desc.Map.Features
-		g := float64(D) / m.weight
-		cc := g * at(m, j, k)
-		ss := g * at(m, D+j, D+k)
-		cs := g * at(m, j, D+k)
-		csT := g * at(m, k, D+j)
-		mr, mi, pr, pi = cc+ss, csT-cs, cc-ss, csT+cs
-		if m.re != nil {
-			re, im := m.re, m.im
-			mr -= re[j]*re[k] + im[j]*im[k]
-			mi -= im[j]*re[k] - re[j]*im[k]
-			pr -= re[j]*re[k] - im[j]*im[k]
-			pi -= im[j]*re[k] + re[j]*im[k]
-		}
-		return mr, mi, pr, pi
+		return m.moment(j, k, at(m, j, k), at(m, D+j, D+k), at(m, j, D+k), at(m, k, D+j))
 	}
 	D := a.desc.Map.Features
 	scale := 1 / (2 * float64(D))
 	for j := 0; j < D; j++ {
 		for k := 0; k < D; k++ {
-			amr, ami, apr, api := moment(a, j, k)
-			bmr, bmi, bpr, bpi := moment(b, j, k)
-			reMinus := amr*bmr - ami*bmi
-			imMinus := amr*bmi + ami*bmr
-			rePlus := apr*bpr - api*bpi
-			imPlus := apr*bpi + api*bpr
-			if k >= j {
-				out.Data[j*out.Stride+k] = (reMinus + rePlus) * scale
-				out.Data[(D+j)*out.Stride+D+k] = (reMinus - rePlus) * scale
-			}
-			out.Data[j*out.Stride+D+k] = (imPlus - imMinus) * scale
+			storeProduct(out, D, j, k, scale, moment(a, j, k), moment(b, j, k))
 		}
 	}
-	if f != 1 {
-		for i := 0; i < out.N; i++ {
-			row := out.Data[i*out.Stride+i : i*out.Stride+out.N]
-			for j := range row {
-				row[j] = f * row[j]
-			}
-		}
-	}
+	scaleUpper(out, f)
 }
 
 // TestProductBlocks: the product of marginals read productBlock rows at a

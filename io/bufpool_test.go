@@ -2,44 +2,16 @@ package io_test
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
 
-	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/compress"
-	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 
 	dimeio "github.com/dime-project/dime/io"
 )
-
-// writeParquetProps writes recs, one row group each, with the writer
-// properties props.
-func writeParquetProps(t testing.TB, dir, name string, recs []arrow.Record, props *parquet.WriterProperties) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w, err := pqarrow.NewFileWriter(tableSchema(), f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range recs {
-		if err := w.Write(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // The Parquet decoder's buffers go back to a pool when it frees them and are
 // reused for its next batches (the default allocator only). In the io tests
@@ -70,7 +42,7 @@ func TestParquetPoolNoUseAfterFree(t *testing.T) {
 	yCols := []string{"i64", "e32", "f64", "i32", "u8", "i16", "u32", "f32"}
 	wantX, wantY := tb.expectView(xCols, seq(0, n)), tb.expectView(yCols, seq(0, n))
 	for name, props := range files {
-		path := writeParquetProps(t, dir, name+".parquet", recs, props)
+		path := writeRecordsProps(t, dir, name+".parquet", dimeio.Parquet, tableSchema(), recs, props)
 		for _, batch := range []int{4096, 9999} {
 			for _, prefetch := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/batch=%d/prefetch=%v", name, batch, prefetch), func(t *testing.T) {
@@ -78,12 +50,7 @@ func TestParquetPoolNoUseAfterFree(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if i, ok := sameBits(x, wantX); !ok {
-						t.Errorf("X differs at %d (%d values, want %d)", i, len(x), len(wantX))
-					}
-					if i, ok := sameBits(y, wantY); !ok {
-						t.Errorf("Y differs at %d (%d values, want %d)", i, len(y), len(wantY))
-					}
+					sameViews(t, x, y, wantX, wantY)
 				})
 			}
 		}

@@ -205,6 +205,11 @@ func (t *table) csv() []byte {
 // writeRecords writes recs (one Parquet row group or IPC batch each) to a
 // new file of the given name and format in dir, and returns its path.
 func writeRecords(t testing.TB, dir, name string, format dimeio.Format, schema *arrow.Schema, recs []arrow.Record) string {
+	return writeRecordsProps(t, dir, name, format, schema, recs, parquet.NewWriterProperties())
+}
+
+// writeRecordsProps is writeRecords with the Parquet writer's properties.
+func writeRecordsProps(t testing.TB, dir, name string, format dimeio.Format, schema *arrow.Schema, recs []arrow.Record, props *parquet.WriterProperties) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
 	f, err := os.Create(path)
@@ -214,7 +219,7 @@ func writeRecords(t testing.TB, dir, name string, format dimeio.Format, schema *
 	defer f.Close()
 	switch format {
 	case dimeio.Parquet:
-		w, err := pqarrow.NewFileWriter(schema, f, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		w, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -289,6 +294,18 @@ func readAll(t testing.TB, path string, stdin *bytes.Reader, opts dimeio.Options
 		times = append(times, r.Times()...)
 	}
 	return x, y, times, r, r.Err()
+}
+
+// sameViews reports an error if x or y differ from wantX or wantY bit for
+// bit.
+func sameViews(t testing.TB, x, y, wantX, wantY []float64) {
+	t.Helper()
+	if i, ok := sameBits(x, wantX); !ok {
+		t.Errorf("X differs at %d (%d values, want %d)", i, len(x), len(wantX))
+	}
+	if i, ok := sameBits(y, wantY); !ok {
+		t.Errorf("Y differs at %d (%d values, want %d)", i, len(y), len(wantY))
+	}
 }
 
 // sameBits reports the first index where got and want differ bit for bit

@@ -56,12 +56,7 @@ func TestReadAllTypes(t *testing.T) {
 				if r.DimX() != 2+1+1+1+1 || r.DimY() != 1+3+1+1+1+1+1+1 {
 					t.Errorf("widths %d, %d, want 6, 10", r.DimX(), r.DimY())
 				}
-				if i, ok := sameBits(x, wantX); !ok {
-					t.Errorf("X differs at %d (%d values, want %d)", i, len(x), len(wantX))
-				}
-				if i, ok := sameBits(y, wantY); !ok {
-					t.Errorf("Y differs at %d (%d values, want %d)", i, len(y), len(wantY))
-				}
+				sameViews(t, x, y, wantX, wantY)
 				for i := 0; i < n; i++ {
 					if i >= len(times) || times[i] != tc.times(i) {
 						t.Fatalf("time %d: got %v, want %d", i, times[i:min(i+1, len(times))], tc.times(i))
@@ -118,12 +113,7 @@ func TestReadCSV(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if i, ok := sameBits(x, wantX); !ok {
-				t.Errorf("X differs at %d (%d values, want %d)", i, len(x), len(wantX))
-			}
-			if i, ok := sameBits(y, wantY); !ok {
-				t.Errorf("Y differs at %d (%d values, want %d)", i, len(y), len(wantY))
-			}
+			sameViews(t, x, y, wantX, wantY)
 			for i := range tb.ts {
 				if i >= len(times) || times[i] != tb.ts[i]*1e6 {
 					t.Fatalf("time %d: got %v, want %d", i, times[i:min(i+1, len(times))], tb.ts[i]*1e6)
@@ -218,12 +208,7 @@ func TestTableWriterRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if i, ok := sameBits(x, wantX); !ok {
-				t.Errorf("X differs at %d (%d values, want %d)", i, len(x), len(wantX))
-			}
-			if i, ok := sameBits(y, wantY); !ok {
-				t.Errorf("Y differs at %d (%d values, want %d)", i, len(y), len(wantY))
-			}
+			sameViews(t, x, y, wantX, wantY)
 		})
 	}
 }
