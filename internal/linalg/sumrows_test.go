@@ -9,27 +9,21 @@ import (
 	"github.com/dime-project/dime/internal/linalg/asm"
 )
 
-// sumRowsImpls lists the implementations of SumRows this CPU and build can
-// run: the portable loop, and each assembly kernel available.
-func sumRowsImpls() []struct {
+// sumRowsImpl is one implementation of SumRows: nil fn is the portable loop.
+type sumRowsImpl struct {
 	name string
 	fn   func(n, m int, sum, rows *float64, stride int)
-} {
-	impls := []struct {
-		name string
-		fn   func(n, m int, sum, rows *float64, stride int)
-	}{{"go", nil}}
+}
+
+// sumRowsImpls lists the implementations of SumRows this CPU and build can
+// run: the portable loop, and each assembly kernel available.
+func sumRowsImpls() []sumRowsImpl {
+	impls := []sumRowsImpl{{"go", nil}}
 	if asm.HasAVX2 {
-		impls = append(impls, struct {
-			name string
-			fn   func(n, m int, sum, rows *float64, stride int)
-		}{"avx2", asm.SumRowsAVX2})
+		impls = append(impls, sumRowsImpl{"avx2", asm.SumRowsAVX2})
 	}
 	if asm.HasAVX512 {
-		impls = append(impls, struct {
-			name string
-			fn   func(n, m int, sum, rows *float64, stride int)
-		}{"avx512", asm.SumRowsAVX512})
+		impls = append(impls, sumRowsImpl{"avx512", asm.SumRowsAVX512})
 	}
 	return impls
 }
