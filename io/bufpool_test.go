@@ -20,7 +20,10 @@ import (
 // read. Every column type, in files of plain, dictionary and compressed
 // pages, small pages and several row groups, read in batches large enough
 // for the pool (4 KiB and up) and not aligned with the row groups or pages,
-// with and without Prefetch, must give the table's values bit for bit.
+// with and without Prefetch, one file at a time or the four as a dataset,
+// must give the table's values bit for bit. (The pool recognises the page
+// reader's buffers by its function's name, bufferPool.allocate: if an
+// upgrade of Arrow renamed it, this test would fail.)
 func TestParquetPoolNoUseAfterFree(t *testing.T) {
 	const n = 20000
 	tb := newTable(n, 5)
@@ -46,14 +49,32 @@ func TestParquetPoolNoUseAfterFree(t *testing.T) {
 		for _, batch := range []int{4096, 9999} {
 			for _, prefetch := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/batch=%d/prefetch=%v", name, batch, prefetch), func(t *testing.T) {
-					x, y, _, _, err := readAll(t, path, nil, dimeio.Options{X: xCols, Y: yCols, BatchSize: batch, Prefetch: prefetch})
+					x, y, times, _, err := readAll(t, path, nil, dimeio.Options{X: xCols, Y: yCols, TimeColumn: "ts", BatchSize: batch, Prefetch: prefetch})
 					if err != nil {
 						t.Fatal(err)
 					}
 					sameViews(t, x, y, wantX, wantY)
+					for i := range n {
+						if i >= len(times) || times[i] != tb.ts[i]*1e6 {
+							t.Fatalf("time %d: got %v, want %d", i, times[i:min(i+1, len(times))], tb.ts[i]*1e6)
+						}
+					}
 				})
 			}
 		}
+	}
+	// The four files as one dataset, read by 1 and 3 decoding goroutines:
+	// the table four times, in the files' sorted order.
+	var x4, y4 []float64
+	for range files {
+		x4, y4 = append(x4, wantX...), append(y4, wantY...)
+	}
+	for _, workers := range []int{1, 3} {
+		x, y, _, _, err := readDataset(t, []string{dir}, dimeio.Options{X: xCols, Y: yCols, BatchSize: 5000, Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameViews(t, x, y, x4, y4)
 	}
 }
 
