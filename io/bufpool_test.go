@@ -1,6 +1,7 @@
 package io_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -70,10 +71,18 @@ func TestParquetPoolNoUseAfterFree(t *testing.T) {
 		x4, y4 = append(x4, wantX...), append(y4, wantY...)
 	}
 	for _, workers := range []int{1, 3} {
-		x, y, _, _, err := readDataset(t, []string{dir}, dimeio.Options{X: xCols, Y: yCols, BatchSize: 5000, Workers: workers})
+		r, err := dimeio.OpenDataset(context.Background(), []string{dir}, nil, dimeio.Options{X: xCols, Y: yCols, BatchSize: 5000, Workers: workers})
 		if err != nil {
 			t.Fatal(err)
 		}
+		var x, y []float64
+		for r.Next() {
+			x, y = append(x, r.X()...), append(y, r.Y()...)
+		}
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
 		sameViews(t, x, y, x4, y4)
 	}
 }
