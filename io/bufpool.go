@@ -6,7 +6,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
+	"weak"
 )
 
 // bufferPool keeps the buffers that the Parquet decoder frees, for its next
@@ -28,10 +30,12 @@ import (
 // return it.
 type bufferPool struct {
 	mu    sync.Mutex
-	lists map[int][][]byte // by size class; each buffer's cap is its class
-	bytes int              // total cap of the buffers in lists
-	out   map[*byte]int    // the buffers handed out, by first byte: their class
-	sites map[uintptr]bool // return addresses: whether in the page reader's Next
+	lists map[int][][]byte   // by size class; each buffer's cap is its class
+	bytes int                // total cap of the buffers in lists
+	out   map[uintptr]handed // the buffers handed out, by address of their first byte
+	sites map[uintptr]bool   // return addresses: whether in the page reader's Next
+	users int                // Parquet sources open (see open and close)
+	idle  *time.Timer        // drains the pool once no source is open
 
 	// poison, in tests, fills a freed buffer with 0xff before it is kept,
 	// so that a read of a buffer after its Free shows in the results.
@@ -56,7 +60,67 @@ const (
 var parquetPool = newBufferPool()
 
 func newBufferPool() *bufferPool {
-	return &bufferPool{lists: make(map[int][][]byte), out: make(map[*byte]int), sites: make(map[uintptr]bool)}
+	return &bufferPool{lists: make(map[int][][]byte), out: make(map[uintptr]handed), sites: make(map[uintptr]bool)}
+}
+
+// handed is a buffer the pool handed out: its class, and a weak pointer to
+// its first byte, so that a buffer the decoder never frees (a panic of
+// Arrow's decoder caught by recoverDecoder may skip a Release) is still
+// left to the collector, and a later buffer at the same address is not
+// taken for it.
+type handed struct {
+	class int
+	first weak.Pointer[byte]
+}
+
+// open and close count the Parquet sources that use the pool. When the
+// last is closed and none is opened for poolIdle, the pool lets go of its
+// buffers, so that nothing is kept once the reading is over; the delay lets
+// a dataset's next file, opened right after, find the buffers of the last.
+// While no source is open, freed buffers are left to the collector.
+func (p *bufferPool) open() {
+	p.mu.Lock()
+	p.users++
+	if p.idle != nil {
+		p.idle.Stop()
+		p.idle = nil
+	}
+	p.mu.Unlock()
+}
+
+func (p *bufferPool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.users--; p.users > 0 {
+		return
+	}
+	if poolIdle <= 0 {
+		p.drain()
+		return
+	}
+	p.idle = time.AfterFunc(poolIdle, func() {
+		p.mu.Lock()
+		if p.users == 0 {
+			p.drain()
+		}
+		p.mu.Unlock()
+	})
+}
+
+// poolIdle is how long the pool keeps its buffers once no source is open
+// (a variable for the tests).
+var poolIdle = time.Second
+
+// drain lets go of the free buffers, and forgets the handed-out buffers the
+// collector took (never freed). p.mu is held.
+func (p *bufferPool) drain() {
+	clear(p.lists)
+	p.bytes = 0
+	for addr, h := range p.out {
+		if h.first.Value() == nil {
+			delete(p.out, addr)
+		}
+	}
 }
 
 // sizeClass returns the size a buffer of n bytes is allocated with: n
@@ -108,8 +172,10 @@ func (p *bufferPool) allocate(mem interface{ Allocate(int) []byte }, size int) [
 		b = mem.Allocate(c)
 		p.fresh.Add(int64(c))
 	}
+	first := unsafe.SliceData(b)
+	h := handed{class: c, first: weak.Make(first)}
 	p.mu.Lock()
-	p.out[unsafe.SliceData(b)] = c
+	p.out[uintptr(unsafe.Pointer(first))] = h
 	p.mu.Unlock()
 	return b[:size]
 }
@@ -135,28 +201,37 @@ func (p *bufferPool) pageReader(pc uintptr) bool {
 }
 
 // free takes back b if the pool handed it out, keeping it unless the pool
-// is full.
+// is full or no source is open.
 func (p *bufferPool) free(b []byte) {
-	ptr := unsafe.SliceData(b)
+	first := unsafe.SliceData(b)
+	addr := uintptr(unsafe.Pointer(first))
 	p.mu.Lock()
-	c, ok := p.out[ptr]
+	h, ok := p.out[addr]
 	if ok {
-		delete(p.out, ptr)
+		delete(p.out, addr)
+		ok = h.first.Value() == first && p.users > 0
 	}
 	p.mu.Unlock()
 	if !ok {
 		return
 	}
-	b = unsafe.Slice(ptr, c)
+	b = unsafe.Slice(first, h.class)
 	if p.poison.Load() {
 		for i := range b {
 			b[i] = 0xff
 		}
 	}
 	p.mu.Lock()
-	if p.bytes+c <= maxPooledBytes {
-		p.lists[c] = append(p.lists[c], b)
-		p.bytes += c
+	if p.users > 0 && p.bytes+h.class <= maxPooledBytes {
+		p.lists[h.class] = append(p.lists[h.class], b)
+		p.bytes += h.class
 	}
 	p.mu.Unlock()
+}
+
+// held returns the bytes the pool keeps, for the tests.
+func (p *bufferPool) held() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.bytes
 }

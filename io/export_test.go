@@ -1,5 +1,7 @@
 package io
 
+import "time"
+
 // SetBlobWindow sets the length of the ranged reads of object storage and
 // returns the previous one.
 func SetBlobWindow(n int64) int64 {
@@ -34,4 +36,15 @@ func init() { parquetPool.poison.Store(true) }
 // from its free lists and allocated anew.
 func ParquetPoolBytes() (served, fresh int64) {
 	return parquetPool.served.Load(), parquetPool.fresh.Load()
+}
+
+// ParquetPoolHeld returns the bytes the Parquet buffer pool keeps.
+func ParquetPoolHeld() int { return parquetPool.held() }
+
+// SetPoolIdle sets how long the Parquet buffer pool keeps its buffers once
+// no reader is open, and returns the previous delay.
+func SetPoolIdle(d time.Duration) time.Duration {
+	old := poolIdle
+	poolIdle = d
+	return old
 }

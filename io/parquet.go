@@ -104,7 +104,10 @@ func (r *Reader) openParquet(f readerAtSeeker, opts Options, rg *groupRange) (er
 	if bf, ok := f.(*blobFile); ok {
 		bf.setExtents(chunkExtents(pf, groups, leaves))
 	}
-	src := &parquetSource{source: r.source, batch: int64(batch), head: int64(opts.headRows), total: total, mem: mem}
+	src := &parquetSource{source: r.source, batch: int64(batch), head: int64(opts.headRows), total: total, mem: mem, pool: pool}
+	if pool != nil {
+		pool.open()
+	}
 	if !skipPageCRC {
 		src.crc = newPageChecker(r.source, f, pf, groups, leaves)
 	}
@@ -176,6 +179,7 @@ type parquetSource struct {
 	total  int64 // rows in the file's metadata
 	rows   int64 // rows read
 	mem    memory.Allocator
+	pool   *bufferPool  // the pool mem uses, if any, until Release
 	crc    *pageChecker // verifies the page CRCs of each row group before its rows are read
 	arrs   []arrow.Array
 	rec    arrow.Record
@@ -285,4 +289,8 @@ func (p *parquetSource) Release() {
 		c.Release()
 	}
 	p.cols = nil
+	if p.pool != nil {
+		p.pool.close()
+		p.pool = nil
+	}
 }
