@@ -82,6 +82,9 @@ func (m *Mean) AddWeighted(features []float64, rows int, weights []float64) erro
 		// floats.Add row after row), with AVX2 or AVX-512 reading and
 		// writing sum once per eight rows (BenchmarkMeanAdd).
 		linalg.SumRows(m.sum, features, rows, p)
+		// One row at a time, as the weighted loop below: after a Scale
+		// the weights are not integers, and adding rows at once would
+		// round differently.
 		for range rows {
 			m.weight++
 			m.weight2++

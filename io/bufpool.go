@@ -20,7 +20,9 @@ import (
 // of 20 columns (85% of all the bytes `dime score` allocates), and at the
 // GOGC of score (5) the collector runs about 180 times and takes 6–10% of
 // the run. The sizes repeat from batch to batch, so a free list per size
-// class serves nearly every allocation from a buffer just freed.
+// class serves the value and level buffers from buffers just freed; page
+// buffers are left to the collector (see allocate), about a third of that
+// garbage.
 //
 // The pool is only used over the default Go allocator (Options.Allocator
 // nil), whose Free does nothing: a pooled buffer is one the garbage
@@ -125,7 +127,8 @@ func (p *bufferPool) drain() {
 
 // sizeClass returns the size a buffer of n bytes is allocated with: n
 // rounded up to a sixteenth of its power of two (at most 6.25% more), so
-// that pages of slightly different sizes share a class.
+// that buffers of slightly different sizes (a row group's last batch, a
+// column with nulls) share a class.
 func sizeClass(n int) int {
 	if n <= minPooledSize {
 		return minPooledSize
