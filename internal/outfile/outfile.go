@@ -58,7 +58,13 @@ type Options struct {
 	Stdin io.Reader
 	// Stdout receives the content when the path is "-".
 	Stdout io.Writer
+	// Refusal ends the message of a refused symbolic link, FIFO, device or
+	// socket, after "is a FIFO (named pipe), ": what the command does not
+	// do and what to do instead. The default names dime's --force and "-".
+	Refusal string
 }
+
+const defaultRefusal = "which dime does not replace; use --force to write through it, or - for standard output"
 
 // Error is the error of a refused or failed output: it names the path.
 type Error struct {
@@ -142,7 +148,11 @@ func plan(path string, opts Options) (mode, fs.FileMode, error) {
 	case info.IsDir():
 		return 0, 0, refuse(path, "is a directory; give a file name")
 	case !opts.Force:
-		return 0, 0, refuse(path, "is %s, which dime does not replace; use --force to write through it, or - for standard output", kind)
+		why := opts.Refusal
+		if why == "" {
+			why = defaultRefusal
+		}
+		return 0, 0, refuse(path, "is %s, %s", kind, why)
 	}
 	// Force: what the path leads to.
 	target, err := os.Stat(path)
