@@ -17,16 +17,22 @@ const batchFirstBlockRows = 64
 // bandwidths, like a monitor's windows (Config.Baseline).
 //
 // The jackknife of the test needs the batch cut into contiguous blocks of
-// equal length, which an unknown length does not give: Batch keeps 2K
-// blocks (K = Config.BaselineBlocks), fills them with blocks of s rows
-// (64 at first), and when all are full merges them pairwise into K blocks
-// of 2s rows and goes on filling the other K. At the end it holds between
-// K and 2K blocks of s rows (fewer for a batch of fewer than 64·K rows),
-// the last one partial: a last block of fewer than s/2 rows joins the one
-// before it, so that every block holds s/2 to 3s/2 rows. Memory: 2K + 2
-// estimators.
+// equal length. When the length is known (ExpectRows), the batch is cut
+// into K = Config.BaselineBlocks blocks of ⌈n/K⌉ rows, as a monitor's
+// window: K + 2 estimators of memory, K + 1 estimates. An unknown length
+// does not give them: Batch then fills blocks of s rows (64 at first) up to
+// 2K, and when all are full merges them pairwise into K blocks of 2s rows
+// and goes on filling the other K. At the end it holds between K and 2K
+// blocks of s rows (fewer for a batch of fewer than 64·K rows), the last
+// one partial: a last block of fewer than s/2 rows joins the one before
+// it, so that every block holds s/2 to 3s/2 rows. Memory: 2K + 2
+// estimators; cost: up to 2K + 1 estimates. Rows beyond an expected length
+// go on in the same way.
 type Batch struct {
 	base      *baseline
+	sc        stream.Config // of the blocks
+	dimX      int
+	dimY      int
 	est       *stream.Estimator // the whole batch, merged from the blocks by Result
 	scratch   *stream.Estimator // the change test's leave-one-block-out estimates
 	k         int
@@ -52,7 +58,7 @@ func NewBatch(dimX, dimY int, cfg Config) (*Batch, error) {
 	if k < 2 || k > MaxBaselineBlocks {
 		return nil, fmt.Errorf("%w: %d baseline blocks (want 2 to %d)", ErrConfig, k, MaxBaselineBlocks)
 	}
-	cfg.BaselineBlocks = 2 * k
+	cfg.BaselineBlocks = k // K more are made if the batch needs them
 	base, sc, err := newBaseline(cfg.Baseline, cfg, dimX, dimY)
 	if err != nil {
 		return nil, err
@@ -65,7 +71,17 @@ func NewBatch(dimX, dimY int, cfg Config) (*Batch, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Batch{base: base, est: est, scratch: scratch, k: k, blockRows: batchFirstBlockRows}, nil
+	return &Batch{base: base, sc: sc, dimX: dimX, dimY: dimY, est: est, scratch: scratch, k: k, blockRows: batchFirstBlockRows}, nil
+}
+
+// ExpectRows tells the batch its length, n rows, before the first Add:
+// it is then cut into K blocks of ⌈n/K⌉ rows. A length of 0 or less (not
+// known) is ignored, as is a call after the first Add.
+func (b *Batch) ExpectRows(n int64) {
+	if n > 0 && b.added == 0 {
+		k := int64(b.k)
+		b.blockRows = max(1, (n+k-1)/k)
+	}
 }
 
 // Add adds rows consecutive rows (row-major blocks of X and Y). On an
@@ -81,12 +97,23 @@ func (b *Batch) Add(x, y []float64, rows int) error {
 	}
 	for rows > 0 {
 		if b.rows == b.blockRows {
-			if b.base.cur == len(b.base.blocks)-1 {
+			switch {
+			case b.base.cur < len(b.base.blocks)-1:
+				b.base.next(-1)
+			case len(b.base.blocks) == b.k:
+				// The first K blocks are full: K more.
+				for range b.k {
+					e, err := stream.New(b.dimX, b.dimY, b.sc)
+					if err != nil {
+						return err
+					}
+					b.base.blocks = append(b.base.blocks, e)
+				}
+				b.base.next(-1)
+			default:
 				if err := b.halve(); err != nil {
 					return err
 				}
-			} else {
-				b.base.next(-1)
 			}
 			b.rows = 0
 		}

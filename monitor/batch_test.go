@@ -171,3 +171,54 @@ func TestBatchErrors(t *testing.T) {
 		t.Error("Result of no rows")
 	}
 }
+
+// TestBatchExpectRows: a batch of known length is cut as a monitor's
+// window of that length, and its comparison is the monitor's, to
+// round-off; more rows than expected go on into more blocks.
+func TestBatchExpectRows(t *testing.T) {
+	cfg := streamConfig()
+	base := reference(t, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.3, Seed: 35}, 4000, cfg)
+	const n = 2345
+	x, y := genRows(t, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.3, Seed: 36}, 2*n)
+	var ws []Window
+	m, err := New(2, 2, Config{Stream: cfg, WindowRows: n, Baseline: base, BaselineBlocks: 4}, collect(&ws))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := feedBlocks(t, m, x[:2*n], y[:2*n], nil, 500); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := NewBatch(2, 2, Config{Stream: cfg, Baseline: base, BaselineBlocks: 4})
+	b.ExpectRows(n)
+	for i := 0; i < n; i += 500 {
+		e := min(n, i+500)
+		if err := b.Add(x[2*i:2*e], y[2*i:2*e], e-i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(b.base.blocks) != 4 || b.blockRows != (n+3)/4 {
+		t.Errorf("%d blocks of %d rows, want 4 of %d", len(b.base.blocks), b.blockRows, (n+3)/4)
+	}
+	r, ch, err := b.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ws) != 1 {
+		t.Fatalf("%d windows", len(ws))
+	}
+	w := ws[0]
+	close := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1e-3, math.Abs(b)) }
+	if !close(r.DiME, w.Result.DiME) || !close(ch.Difference, w.Change.Difference) || !close(ch.StdErr, w.Change.StdErr) ||
+		!close(ch.PValue, w.Change.PValue) || ch.DF != w.Change.DF {
+		t.Errorf("batch: DiME %v change %+v\nmonitor: DiME %v change %+v", r.DiME, ch, w.Result.DiME, w.Change)
+	}
+	// Twice the rows expected: 4 more blocks of the same length.
+	b, _ = NewBatch(2, 2, Config{Stream: cfg, Baseline: base, BaselineBlocks: 4})
+	b.ExpectRows(n)
+	if err := b.Add(x, y, 2*n); err != nil {
+		t.Fatal(err)
+	}
+	if len(b.base.blocks) != 8 || b.base.cur != 7 || b.blockRows != (n+3)/4 {
+		t.Errorf("twice the rows: %d blocks, current %d, of %d rows", len(b.base.blocks), b.base.cur, b.blockRows)
+	}
+}

@@ -112,9 +112,6 @@ func runScore(e *env, args []string) error {
 		if base, err = readStateFile(*baselinePath); err != nil {
 			return err
 		}
-		if err := checkBaselineMemory(base.Config(), 2*(*blocks)+1); err != nil {
-			return err
-		}
 	}
 	if _, set := os.LookupEnv("GOGC"); !set {
 		// score keeps a fixed working set (the accumulators: 56 MiB at the
@@ -161,11 +158,22 @@ func runScore(e *env, args []string) error {
 	var plain *stream.Estimator
 	var batch *monitor.Batch
 	if base != nil {
+		// K blocks when the length is known (Parquet footers), else up to
+		// 2K (monitor.Batch): one estimator each, and the scratch.
+		n := *blocks + 1
+		if r.TotalRows() < 0 {
+			n = 2*(*blocks) + 1
+		}
+		if err := checkBaselineMemory(base.Config(), n); err != nil {
+			r.Close()
+			return err
+		}
 		batch, err = monitor.NewBatch(r.DimX(), r.DimY(), monitor.Config{Stream: cfg, Baseline: base, BaselineBlocks: *blocks})
 		if err != nil {
 			r.Close()
 			return err
 		}
+		batch.ExpectRows(r.TotalRows())
 		est = batch
 	} else {
 		if plain, err = stream.New(r.DimX(), r.DimY(), cfg); err != nil {
