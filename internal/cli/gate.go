@@ -57,7 +57,7 @@ type gate struct {
 // struct, or a pointer to one, with json tags).
 func newGate(fs *flagSet, v any) *gate {
 	g := &gate{fields: numericFields(reflect.TypeOf(v))}
-	fs.Var(g, "fail-if", "exit with status 3 (the result still printed) if the result meets FIELD OP NUMBER, OP one of < <= > >=, FIELD a numeric field of the JSON (e.g. 'p_value < 0.01'); comma-separated: any")
+	fs.Var(g, "fail-if", "exit with status 3 (the result still printed) if the result meets `EXPR`, FIELD OP NUMBER: OP one of < <= > >=, FIELD a numeric field of the JSON (e.g. 'p_value < 0.01'); several, comma-separated or repeated: any")
 	return g
 }
 
