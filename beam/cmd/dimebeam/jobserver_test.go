@@ -102,6 +102,7 @@ exec %s --semi_persist_dir=%s "$@"
 	defer logFile.Close()
 	server := exec.Command(prism, fmt.Sprintf("--job_port=%d", port), "--serve_http=false", "--log_level=warn")
 	server.Stdout, server.Stderr = logFile, logFile
+	server.Dir = t.TempDir() // boot writes pipeline_options.json in its working directory
 	server.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := server.Start(); err != nil {
 		t.Fatal(err)
