@@ -123,8 +123,9 @@ var nativeConsts = C.dime_sincos_consts{
 
 // transformNative writes the features of the n rows of x to dst (both long
 // enough) with the C version and reports true, or reports false if it is not
-// available or the process uses the pure-Go backend (linalg.Use), whose
-// results the tests compare with it. With px not nil it also writes the
+// available or the process uses the pure-Go backend (linalg.Current: a
+// program that did not install OpenBLAS, or tests that chose Gonum with
+// linalg.Use to compare the two). With px not nil it also writes the
 // joint features of the rows of px with the new ones to joint, row by row
 // while the new row is in the cache, as jointNative would with scale
 // jscale.
