@@ -48,3 +48,11 @@ func SetPoolIdle(d time.Duration) time.Duration {
 	poolIdle = d
 	return old
 }
+
+// SetMaxCSVRecord sets the longest CSV record read and returns the previous
+// bound.
+func SetMaxCSVRecord(n int64) int64 {
+	old := maxCSVRecord
+	maxCSVRecord = n
+	return old
+}

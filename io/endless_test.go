@@ -1,0 +1,88 @@
+package io_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	dimeio "github.com/dime-project/dime/io"
+)
+
+// endless serves prefix, then fill forever, and fails the test's read once
+// it has served more than limit bytes (a reader that buffered the record
+// whole would go on until the process runs out of memory).
+type endless struct {
+	prefix []byte
+	fill   byte
+	served int64
+	limit  int64
+}
+
+var errTooMuch = errors.New("endless: the reader read more than its bound")
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.served > e.limit {
+		return 0, errTooMuch
+	}
+	n := copy(p, e.prefix)
+	e.prefix = e.prefix[n:]
+	for i := n; i < len(p); i++ {
+		p[i] = e.fill
+	}
+	e.served += int64(len(p))
+	return len(p), nil
+}
+
+// TestCSVRecordsAreBounded: a CSV record that never ends (a quote never
+// closed then endless text or line breaks, or bytes without a line break,
+// as --format csv /dev/zero gives) is an error naming the row, after at most
+// the bound and a buffer read. Before, the reader buffered the record whole
+// and the process died out of memory.
+func TestCSVRecordsAreBounded(t *testing.T) {
+	const bound = 64 << 10
+	defer dimeio.SetMaxCSVRecord(dimeio.SetMaxCSVRecord(bound))
+	for _, c := range []struct {
+		name   string
+		prefix string
+		fill   byte
+		want   string
+	}{
+		{"unterminated quote, then text", "x,y\n1,2\n3,4\n\"5", 'a', "CSV row 2 is longer than 65536 bytes"},
+		{"unterminated quote, then line breaks", "x,y\n1,2\n\"", '\n', "CSV row 1 is longer than 65536 bytes"},
+		{"zeros", "", 0, "the CSV header is longer than 65536 bytes"},
+		{"a header, then no line break", "x,y\n", '7', "CSV row 0 is longer than 65536 bytes"},
+	} {
+		for _, batch := range []int{4, 1000} {
+			src := &endless{prefix: []byte(c.prefix), fill: c.fill, limit: 16 * bound}
+			r, err := dimeio.Open("-", src, dimeio.Options{Format: dimeio.CSV, X: []string{"x"}, Y: []string{"y"}, BatchSize: batch})
+			if err == nil {
+				for r.Next() {
+				}
+				err = r.Err()
+				r.Close()
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, dimeio.ErrFormat) {
+				t.Errorf("%s (batches of %d): %v, want an ErrFormat with %q", c.name, batch, err, c.want)
+			}
+			if src.served > 16*bound {
+				t.Errorf("%s: read %d bytes for a bound of %d", c.name, src.served, bound)
+			}
+		}
+	}
+	// A quoted field with line breaks and "" is one record, and a record
+	// just under the bound reads.
+	long := "1." + strings.Repeat("0", bound-18)
+	data := fmt.Sprintf("x,y,z\n\"1\",2,\"a\"\"\n\"\n%s,1,\n", long)
+	r, err := dimeio.Open("-", bytes.NewReader([]byte(data)), dimeio.Options{Format: dimeio.CSV, X: []string{"x"}, Y: []string{"y"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for r.Next() {
+	}
+	if err := r.Err(); err != nil || r.RowsRead() != 2 {
+		t.Errorf("%d rows, %v; want 2 rows", r.RowsRead(), err)
+	}
+}
