@@ -34,3 +34,24 @@ func TestTinyMagnitudes(t *testing.T) {
 		}
 	}
 }
+
+// TestStatesFromDevicesAndDirectories: merge and monitor --baseline end with
+// exit 2 and one line on /dev/zero, /dev/urandom and a directory. Before,
+// /dev/zero was read whole (out of memory), /dev/urandom grew the process to
+// 1.6 GB, and a directory exited 1.
+func TestStatesFromDevicesAndDirectories(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "d.csv")
+	os.WriteFile(data, []byte("x,y\n1,2\n2,3\n3,5\n"), 0o644)
+	for _, state := range []string{"/dev/zero", "/dev/urandom", dir} {
+		for _, args := range [][]string{
+			{"merge", state},
+			{"monitor", data, "--x", "x", "--y", "y", "--window-rows", "2", "--baseline", state},
+		} {
+			code, out, errs := runBinaryIn(t, dir, nil, args...)
+			if code != 2 || out != "" || !strings.HasPrefix(errs, "dime: ") || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, state) {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line naming %s", args, code, out, errs, state)
+			}
+		}
+	}
+}
