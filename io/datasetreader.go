@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"sync"
+
+	"github.com/dime-project/dime/internal/redact"
 )
 
 // DatasetReader reads the two views of a dataset block by block, like a
@@ -552,7 +554,9 @@ func (r *DatasetReader) Warnings() []string {
 	defer r.mu.Unlock()
 	var w []string
 	for i := range r.queues {
-		w = append(w, r.queues[i].warnings...)
+		for _, m := range r.queues[i].warnings {
+			w = append(w, redact.String(m))
+		}
 	}
 	return w
 }

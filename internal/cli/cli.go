@@ -11,6 +11,7 @@ import (
 
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/internal/memlimit"
+	"github.com/dime-project/dime/internal/redact"
 	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/monitor"
 	"github.com/dime-project/dime/stream"
@@ -97,10 +98,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.As(err, &intr):
-		fmt.Fprintf(stderr, "dime: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(stderr, "dime: %s\n", redact.String(oneLine(err.Error())))
 		return intr.exitCode()
 	default:
-		fmt.Fprintf(stderr, "dime: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(stderr, "dime: %s\n", redact.String(oneLine(err.Error())))
 		if isUsage(err) {
 			return exitUsage
 		}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dime-project/dime/internal/s3test"
 )
 
 // TestTinyMagnitudes: a column of valid values of magnitude 1e-200 is
@@ -53,5 +55,52 @@ func TestStatesFromDevicesAndDirectories(t *testing.T) {
 				t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line naming %s", args, code, out, errs, state)
 			}
 		}
+	}
+}
+
+// TestNoSecretsInMessages: credentials planted in a URL's user information
+// and in an Azure SAS token appear in no output or message of score (its
+// --json input, its table, its errors), on a real S3-protocol server and a
+// refused loopback port. Before, s3://KEY:SECRET@bucket/… was echoed in
+// --json's input and in errors, and the SAS token's sig=… in transport
+// errors.
+func TestNoSecretsInMessages(t *testing.T) {
+	srv := s3test.Start(t, "bucket")
+	srv.Put(t, "bucket", "a.csv", []byte("x,y\n1,2\n2,3\n3,5\n4,4\n5,7\n"))
+	withSecret := func(key string) string {
+		return "s3://AKIAPLANTED:PLANTEDsecret@bucket/" + key + "?" + srv.Params()
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"score", withSecret("a.csv"), "--x", "x", "--y", "y", "--features", "8", "--json"}, 0},
+		{[]string{"score", withSecret("a.csv"), "--x", "x", "--y", "y", "--features", "8"}, 0},
+		{[]string{"score", withSecret("missing.csv"), "--x", "x", "--y", "y"}, 2},
+		{[]string{"score", withSecret("a.csv"), "--x", "nope", "--y", "y"}, 2},
+	} {
+		code, out, errs := run(t, c.args...)
+		if code != c.code {
+			t.Errorf("%v: exit %d, want %d: %s", c.args[1:], code, c.code, errs)
+		}
+		if strings.Contains(out+errs, "PLANTED") {
+			t.Errorf("%v: a planted secret in the output: %q %q", c.args[1:], out, errs)
+		}
+		if c.code == 0 && !strings.Contains(out, "REDACTED@bucket/a.csv") {
+			t.Errorf("%v: the input is not named: %q", c.args[1:], out)
+		}
+	}
+
+	// An Azure SAS token in the environment, and a transport error that
+	// quotes the request's URL.
+	for k, v := range map[string]string{
+		"AZURE_STORAGE_ACCOUNT": "devacct", "AZURE_STORAGE_DOMAIN": "127.0.0.1:1", "AZURE_STORAGE_PROTOCOL": "http",
+		"AZURE_STORAGE_IS_LOCAL_EMULATOR": "true", "AZURE_STORAGE_SAS_TOKEN": "sv=2024-01-01&se=2030-01-01&sp=r&sig=PLANTEDsig%2B",
+	} {
+		t.Setenv(k, v)
+	}
+	code, out, errs := runBinaryIn(t, t.TempDir(), nil, "score", "azblob://c/a.csv", "--x", "x", "--y", "y")
+	if code == 0 || strings.Contains(out+errs, "PLANTED") || !strings.Contains(errs, "sig=REDACTED") {
+		t.Errorf("azblob with a SAS token: exit %d, stdout %q, stderr %q; want an error with sig=REDACTED", code, out, errs)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/internal/redact"
 	dimeio "github.com/dime-project/dime/io"
 )
 
@@ -193,7 +194,7 @@ func inputError(err error) error {
 // warnInput prints the reader's warnings on stderr, one line each.
 func warnInput(e *env, r *dimeio.DatasetReader) {
 	for _, w := range r.Warnings() {
-		fmt.Fprintf(e.stderr, "dime: warning: %s (--strict makes this an error)\n", oneLine(w))
+		fmt.Fprintf(e.stderr, "dime: warning: %s (--strict makes this an error)\n", redact.String(oneLine(w)))
 	}
 }
 
@@ -209,7 +210,7 @@ func datasetArgs(command string, pos []string) ([]string, error) {
 // describeInput names the input of a report: the arguments, and the number
 // of files when it is not one.
 func describeInput(args []string, r *dimeio.DatasetReader) string {
-	s := strings.Join(args, " ")
+	s := redact.String(strings.Join(args, " "))
 	if n := r.Files(); n != 1 || len(args) != 1 {
 		s += fmt.Sprintf(" (%d files)", n)
 	}
