@@ -2,8 +2,11 @@ package io_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -84,5 +87,25 @@ func TestCSVRecordsAreBounded(t *testing.T) {
 	}
 	if err := r.Err(); err != nil || r.RowsRead() != 2 {
 		t.Errorf("%d rows, %v; want 2 rows", r.RowsRead(), err)
+	}
+}
+
+// TestDanglingLinksSkipped: a dangling symbolic link in a directory or
+// below a glob (an editor's .#notes.txt lock link, or any other) does not
+// stop the reading of the data files beside it. Before, it aborted the
+// whole read with "no such file or directory".
+func TestDanglingLinksSkipped(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o755)
+	os.WriteFile(filepath.Join(sub, "a.csv"), []byte("x,y\n1,2\n3,4\n"), 0o644)
+	os.Symlink("user@host.1234:1700000000", filepath.Join(sub, ".#notes.txt"))
+	os.Symlink("gone.csv", filepath.Join(sub, "b.csv"))
+	os.Symlink("nowhere", filepath.Join(dir, "dangling"))
+	for _, arg := range []string{dir, sub, filepath.Join(dir, "**", "*.csv"), filepath.Join(dir, "**")} {
+		d, err := dimeio.Resolve(context.Background(), []string{arg}, dimeio.Options{})
+		if err != nil || len(d.Inputs) != 1 || filepath.Base(d.Inputs[0].Path) != "a.csv" {
+			t.Errorf("%s: %v, %v; want a.csv alone", arg, d, err)
+		}
 	}
 }
