@@ -20,6 +20,10 @@ import (
 // scheme, the host and the query parameters, which gocloud.dev's openers
 // read: region, endpoint, use_path_style, …) and a key in it (the path).
 
+// schemeOpeners open the buckets of some schemes in place of gocloud.dev's
+// default openers (see drivers.go).
+var schemeOpeners = map[string]func(context.Context, *url.URL) (*blob.Bucket, error){}
+
 // schemes are the URL schemes the default bucket opener supports.
 var schemes = []string{"s3", "gs", "azblob", "file"}
 
@@ -97,6 +101,15 @@ func (b *buckets) get(ctx context.Context, o objectURL, source string) (*blob.Bu
 			return nil, newError(ErrDataset, source, nil, "unsupported scheme %q (want a local path, or s3://, gs://, azblob:// or file://)", o.u.Scheme+"://")
 		}
 		open = blob.OpenBucket
+		if so := schemeOpeners[strings.ToLower(o.u.Scheme)]; so != nil {
+			open = func(ctx context.Context, bucket string) (*blob.Bucket, error) {
+				u, err := url.Parse(bucket)
+				if err != nil {
+					return nil, err
+				}
+				return so(ctx, u)
+			}
+		}
 	}
 	bk, err := open(ctx, o.bucket)
 	if err != nil {

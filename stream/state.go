@@ -197,7 +197,8 @@ type stateDecoder struct {
 	stream bool
 }
 
-// spoolChunk is the size of the chunks in which spool reads.
+// spoolChunk is the size of the largest chunks in which spool reads (the
+// first is 64 KiB, each next twice as large).
 const spoolChunk = 4 << 20
 
 // maxColumnName bounds the length of a column name in a state.
@@ -220,8 +221,8 @@ func (d *stateDecoder) spool(n uint64, what string) bool {
 	// header claims; the decoder lets go of each chunk once decoded.
 	var chunks []io.Reader
 	var got uint64
-	for got <= n+4 {
-		buf := make([]byte, min(n+4+1-got, spoolChunk))
+	for size := uint64(64 << 10); got <= n+4; size = min(2*size, spoolChunk) {
+		buf := make([]byte, min(n+4+1-got, size))
 		k, err := io.ReadFull(d.r, buf)
 		got += uint64(k)
 		if k > 0 {

@@ -104,3 +104,17 @@ func TestNoSecretsInMessages(t *testing.T) {
 		t.Errorf("azblob with a SAS token: exit %d, stdout %q, stderr %q; want an error with sig=REDACTED", code, out, errs)
 	}
 }
+
+// TestGCSWithoutCredentialsStdoutClean: gs:// without Google Cloud
+// credentials is one line on stderr, exit 2, and nothing on stdout. Before,
+// gocloud.dev printed "Warning: unable to load GCP Default Credentials" on
+// stdout, ahead of the JSON.
+func TestGCSWithoutCredentialsStdoutClean(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", filepath.Join(dir, "missing.json"))
+	t.Setenv("GCE_METADATA_HOST", "127.0.0.1:1") // never the metadata server
+	code, out, errs := runBinaryIn(t, dir, nil, "score", "gs://bucket/a.csv", "--x", "x", "--y", "y", "--json")
+	if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "no Google Cloud credentials") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, no stdout, one line", code, out, errs)
+	}
+}
