@@ -192,7 +192,7 @@ func (r *Reader) openCSV(in io.Reader, opts Options) error {
 	}
 	mem := opts.allocator()
 	ar := csv.NewInferringReader(io.MultiReader(&seen, br),
-		csv.WithHeader(true), csv.WithComma(comma), csv.WithChunk(max(opts.batchSize(), 2)),
+		csv.WithHeader(true), csv.WithComma(comma), csv.WithChunk(max(blockRows(opts.batchSize(), len(names)), 2)),
 		csv.WithAllocator(mem), csv.WithIncludeColumns(names), csv.WithColumnTypes(types))
 	s := &csvSource{source: r.source, r: ar, schema: schema, timeScale: nanosPer(opts.TimeUnit), timeUnit: opts.TimeUnit}
 	s.numbers = make([]*array.Float64Builder, len(fields))

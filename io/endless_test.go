@@ -10,6 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+
 	dimeio "github.com/dime-project/dime/io"
 )
 
@@ -107,5 +111,68 @@ func TestDanglingLinksSkipped(t *testing.T) {
 		if err != nil || len(d.Inputs) != 1 || filepath.Base(d.Inputs[0].Path) != "a.csv" {
 			t.Errorf("%s: %v, %v; want a.csv alone", arg, d, err)
 		}
+	}
+}
+
+// TestWideRowsBoundedBatches: a batch of wide rows (a FixedSizeList column
+// of 5,000 values, 1,000 rows) holds at most MaxBlockBytes of values, in the file's
+// reader and in the dataset's blocks, and --batch-size 2000000000 reads a
+// small file. Before, a batch had BatchSize rows whatever their width: a
+// 100,000-wide column asked for a 13 GB block.
+func TestWideRowsBoundedBatches(t *testing.T) {
+	const width, rows = 5000, 1000
+	mem := memory.NewGoAllocator()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "emb", Type: arrow.FixedSizeListOf(width, arrow.PrimitiveTypes.Float64), Nullable: true},
+		{Name: "y", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	lb := b.Field(0).(*array.FixedSizeListBuilder)
+	vb := lb.ValueBuilder().(*array.Float64Builder)
+	yb := b.Field(1).(*array.Float64Builder)
+	for i := range rows {
+		lb.Append(true)
+		for j := range width {
+			vb.Append(float64((i + j) % 3))
+		}
+		yb.Append(float64(i))
+	}
+	rec := b.NewRecord()
+	defer rec.Release()
+	path := writeRecords(t, t.TempDir(), "wide.parquet", dimeio.Parquet, schema, []arrow.Record{rec})
+	want := dimeio.MaxBlockBytes / (8 * (width + 1))
+	for _, batch := range []int{0, 2000000000} {
+		opts := dimeio.Options{X: []string{"emb"}, Y: []string{"y"}, BatchSize: batch}
+		r, err := dimeio.Open(path, nil, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for r.Next() {
+			if r.Rows() > want {
+				t.Errorf("batch size %d: a batch of %d rows of %d values, want at most %d", batch, r.Rows(), width+1, want)
+			}
+			n += r.Rows()
+		}
+		if err := r.Err(); err != nil || n != rows {
+			t.Errorf("batch size %d: %d rows, %v", batch, n, err)
+		}
+		r.Close()
+		d, err := dimeio.OpenDataset(context.Background(), []string{path}, nil, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n = 0
+		for d.Next() {
+			if d.Rows() > want {
+				t.Errorf("batch size %d: a block of %d rows of %d values, want at most %d", batch, d.Rows(), width+1, want)
+			}
+			n += d.Rows()
+		}
+		if err := d.Err(); err != nil || n != rows {
+			t.Errorf("batch size %d: dataset of %d rows, %v", batch, n, err)
+		}
+		d.Close()
 	}
 }

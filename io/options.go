@@ -98,6 +98,19 @@ func (o *Options) workers() int {
 // 65536-row batches read 10.5 million rows/s with 215 MB.
 const DefaultBatchSize = 16384
 
+// MaxBlockBytes bounds the float64 values of a batch of rows (X and Y): a
+// batch of wide rows (a FixedSizeList column of 100,000 values, or
+// --batch-size 2000000000) has fewer rows than BatchSize, at least one.
+// The readers hold a few such batches and blocks at once (the memory check
+// of the dime command counts them).
+const MaxBlockBytes = 32 << 20
+
+// blockRows returns the rows of a batch of rows of width values: batch, or
+// fewer if the batch's values would pass MaxBlockBytes.
+func blockRows(batch, width int) int {
+	return max(1, min(batch, MaxBlockBytes/(8*max(width, 1))))
+}
+
 func (o *Options) batchSize() int {
 	if o.BatchSize > 0 {
 		return o.BatchSize

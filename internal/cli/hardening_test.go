@@ -118,3 +118,16 @@ func TestGCSWithoutCredentialsStdoutClean(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, no stdout, one line", code, out, errs)
 	}
 }
+
+// TestHugeBatchSize: --batch-size 2000000000 on a small file reads it.
+// Before, the dataset reader's blocks were made for that many rows and the
+// process died with a runtime dump.
+func TestHugeBatchSize(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "d.csv")
+	os.WriteFile(path, []byte("x,y\n1,2\n2,3\n3,5\n4,4\n5,7\n"), 0o644)
+	code, out, errs := run(t, "score", path, "--x", "x", "--y", "y", "--features", "8", "--batch-size", "2000000000", "--json")
+	if code != 0 || !strings.Contains(out, `"rows":5`) {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
