@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"gocloud.dev/blob"
@@ -75,13 +76,14 @@ func (o objectURL) withKey(key string) string {
 
 // buckets opens buckets by URL, once each, and closes them together.
 type buckets struct {
-	open func(ctx context.Context, url string) (*blob.Bucket, error)
-	mu   sync.Mutex
-	m    map[string]*blob.Bucket
+	open  func(ctx context.Context, url string) (*blob.Bucket, error)
+	stall time.Duration
+	mu    sync.Mutex
+	m     map[string]*blob.Bucket
 }
 
 func newBuckets(opts Options) *buckets {
-	return &buckets{open: opts.OpenBucket, m: map[string]*blob.Bucket{}}
+	return &buckets{open: opts.OpenBucket, stall: opts.stallTimeout(), m: map[string]*blob.Bucket{}}
 }
 
 // get returns the bucket of the URL o.
@@ -131,6 +133,10 @@ func (b *buckets) close() {
 // blobError turns an error of object storage into one line naming the
 // object.
 func blobError(source string, err error, what string) error {
+	var ie *inputError
+	if errors.As(err, &ie) { // already one line naming the source (a stall)
+		return err
+	}
 	switch gcerrors.Code(err) {
 	case gcerrors.NotFound:
 		return newError(ErrDataset, source, err, "%s: not found", what)
@@ -158,7 +164,7 @@ func openObject(ctx context.Context, bk *buckets, path string, size int64) (*blo
 		return nil, "", 0, err
 	}
 	if size < 0 {
-		attrs, err := b.Attributes(ctx, o.key)
+		attrs, err := guarded(ctx, bk.stall, path, func(ctx context.Context) (*blob.Attributes, error) { return b.Attributes(ctx, o.key) })
 		if err != nil {
 			return nil, "", 0, blobError(path, err, "reading the object's attributes")
 		}
@@ -191,13 +197,13 @@ func resolveURL(ctx context.Context, arg string, opts Options) ([]Input, error) 
 			prefix = strings.TrimSuffix(base, "/") + "/"
 		}
 		s := &selection{arg: arg, glob: glob, format: opts.Format}
-		if err := listPrefix(ctx, b, o, prefix, s); err != nil {
+		if err := listPrefix(ctx, b, o, prefix, s, bk.stall); err != nil {
 			return nil, err
 		}
 		return s.result("the glob")
 	}
 	if o.key != "" && !strings.HasSuffix(o.key, "/") {
-		attrs, err := b.Attributes(ctx, o.key)
+		attrs, err := guarded(ctx, bk.stall, arg, func(ctx context.Context) (*blob.Attributes, error) { return b.Attributes(ctx, o.key) })
 		switch {
 		case err == nil:
 			f := opts.Format
@@ -212,7 +218,7 @@ func resolveURL(ctx context.Context, arg string, opts Options) ([]Input, error) 
 		}
 		// No such object: a prefix?
 		s := &selection{arg: arg, format: opts.Format}
-		if err := listPrefix(ctx, b, o, o.key+"/", s); err != nil {
+		if err := listPrefix(ctx, b, o, o.key+"/", s, bk.stall); err != nil {
 			return nil, err
 		}
 		if s.matched == 0 && len(s.inputs) == 0 {
@@ -221,17 +227,17 @@ func resolveURL(ctx context.Context, arg string, opts Options) ([]Input, error) 
 		return s.result("the prefix")
 	}
 	s := &selection{arg: arg, format: opts.Format}
-	if err := listPrefix(ctx, b, o, o.key, s); err != nil {
+	if err := listPrefix(ctx, b, o, o.key, s, bk.stall); err != nil {
 		return nil, err
 	}
 	return s.result("the prefix")
 }
 
 // listPrefix adds the objects under prefix to s.
-func listPrefix(ctx context.Context, b *blob.Bucket, o objectURL, prefix string, s *selection) error {
+func listPrefix(ctx context.Context, b *blob.Bucket, o objectURL, prefix string, s *selection, stall time.Duration) error {
 	it := b.List(&blob.ListOptions{Prefix: prefix})
 	for {
-		obj, err := it.Next(ctx)
+		obj, err := guarded(ctx, stall, s.arg, it.Next)
 		if err == io.EOF {
 			return nil
 		}
@@ -260,7 +266,8 @@ type blobFile struct {
 	key    string
 	source string
 	size   int64
-	pos    int64 // for Seek
+	pos    int64         // for Seek
+	stall  time.Duration // the stall timeout of each request and read
 
 	mu      sync.Mutex
 	streams []*blobStream // open ranged reads, most recently used last
@@ -270,6 +277,7 @@ type blobFile struct {
 // blobStream is an open ranged read.
 type blobStream struct {
 	r        *blob.Reader
+	g        *stallGuard
 	pos, end int64 // next byte it gives, end of its range
 }
 
@@ -282,8 +290,8 @@ var blobWindow int64 = 8 << 20
 // being read, and a few for footers and other reads.
 const blobStreams = 64
 
-func newBlobFile(ctx context.Context, b *blob.Bucket, key, source string, size int64) *blobFile {
-	return &blobFile{ctx: ctx, b: b, key: key, source: source, size: size}
+func newBlobFile(ctx context.Context, b *blob.Bucket, key, source string, size int64, stall time.Duration) *blobFile {
+	return &blobFile{ctx: ctx, b: b, key: key, source: source, size: size, stall: stall}
 }
 
 // ReadAt implements io.ReaderAt.
@@ -315,20 +323,31 @@ func (f *blobFile) ReadAt(p []byte, off int64) (int, error) {
 		if end := f.extentEnd(off); end >= off+int64(want) {
 			length = min(length, max(end-off, blobSlack))
 		}
-		r, err := f.b.NewRangeReader(f.ctx, f.key, off, length, nil)
+		ctx, g := newStallGuard(f.ctx, f.stall)
+		g.start()
+		r, err := f.b.NewRangeReader(ctx, f.key, off, length, nil)
+		g.stop()
 		if err != nil {
+			g.close()
+			if e := g.err(f.source, err); e != err {
+				return 0, e
+			}
 			return 0, blobError(f.source, err, "reading")
 		}
-		s = &blobStream{r: r, pos: off, end: off + length}
+		s = &blobStream{r: r, g: g, pos: off, end: off + length}
 		if len(f.streams) == blobStreams {
 			f.streams[0].r.Close()
+			f.streams[0].g.close()
 			f.streams = f.streams[1:]
 		}
 		f.streams = append(f.streams, s)
 	}
+	s.g.start()
 	n, err := io.ReadFull(s.r, p[:want])
+	s.g.stop()
 	s.pos += int64(n)
 	if err != nil {
+		err = s.g.err(f.source, err)
 		f.drop(s)
 		if err == io.ErrUnexpectedEOF || err == io.EOF {
 			err = io.ErrUnexpectedEOF
@@ -378,16 +397,24 @@ func (f *blobFile) readExact(p []byte, off int64) (int, error) {
 	if off < 0 || off+int64(len(p)) > f.size {
 		return 0, io.ErrUnexpectedEOF
 	}
-	r, err := f.b.NewRangeReader(f.ctx, f.key, off, int64(len(p)), nil)
+	ctx, g := newStallGuard(f.ctx, f.stall)
+	defer g.close()
+	g.start()
+	r, err := f.b.NewRangeReader(ctx, f.key, off, int64(len(p)), nil)
 	if err != nil {
+		g.stop()
+		if e := g.err(f.source, err); e != err {
+			return 0, e
+		}
 		return 0, blobError(f.source, err, "reading")
 	}
 	defer r.Close()
 	n, err := io.ReadFull(r, p)
+	g.stop()
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
-	return n, err
+	return n, g.err(f.source, err)
 }
 
 // drop closes a stream.
@@ -399,6 +426,7 @@ func (f *blobFile) drop(s *blobStream) {
 		}
 	}
 	s.r.Close()
+	s.g.close()
 }
 
 // Seek implements io.Seeker (Parquet's reader asks for the size).

@@ -3,6 +3,7 @@ package io
 import (
 	"context"
 	"runtime"
+	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -69,6 +70,12 @@ type Options struct {
 	// is GOMAXPROCS, at most 4. Results do not depend on it: the blocks
 	// are the same whatever the number of workers.
 	Workers int
+	// StallTimeout is how long a request to object storage (opening a
+	// bucket's object, a page of a listing, a ranged read, a read of a
+	// body) may go without an answer or a byte: then it is abandoned with
+	// an error that says so. 0 is the environment variable
+	// DIME_STALL_TIMEOUT (a Go duration), or DefaultStallTimeout.
+	StallTimeout time.Duration
 	// OpenBucket opens the bucket of an object-storage URL (the URL without
 	// the key: scheme, host and query parameters). The default is
 	// gocloud.dev's blob.OpenBucket, which knows s3://, gs://, azblob:// and

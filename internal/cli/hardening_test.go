@@ -2,10 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/dime-project/dime/internal/s3test"
 )
@@ -129,5 +132,60 @@ func TestHugeBatchSize(t *testing.T) {
 	code, out, errs := run(t, "score", path, "--x", "x", "--y", "y", "--features", "8", "--batch-size", "2000000000", "--json")
 	if code != 0 || !strings.Contains(out, `"rows":5`) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+// TestObjectStoreStall: an S3 endpoint on loopback that accepts and never
+// answers ends the command after the stall timeout (--stall-timeout, or
+// DIME_STALL_TIMEOUT) with exit 2 and one line that says so. Before, the
+// command hung indefinitely.
+func TestObjectStoreStall(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // never answered
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+	t.Setenv("AWS_ACCESS_KEY_ID", "dime-test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "dime-test-secret")
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	url := "s3://bucket/a.csv?endpoint=" + "http%3A%2F%2F" + ln.Addr().String() + "&use_path_style=true&disable_https=true"
+	for _, c := range []struct {
+		args []string
+		env  string
+	}{
+		{[]string{"--stall-timeout", "1s"}, ""},
+		{nil, "1s"},
+	} {
+		t.Setenv("DIME_STALL_TIMEOUT", c.env)
+		start := time.Now()
+		code, out, errs := runBinaryIn(t, t.TempDir(), nil, append([]string{"score", url, "--x", "x", "--y", "y"}, c.args...)...)
+		took := time.Since(start)
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "sent nothing for 1s") {
+			t.Errorf("%v %s: exit %d, stdout %q, stderr %q; want exit 2 and one line about the stall", c.args, c.env, code, out, errs)
+		}
+		if took > 30*time.Second {
+			t.Errorf("%v %s: took %v for a stall timeout of 1s", c.args, c.env, took)
+		}
 	}
 }

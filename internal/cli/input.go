@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -25,6 +26,7 @@ type inputFlags struct {
 	where       string
 	limit       int64
 	strict      bool
+	stall       time.Duration
 	// workers is the number of decoding goroutines (0: the reader's
 	// default); not a flag.
 	workers int
@@ -37,11 +39,12 @@ func (f *inputFlags) register(fs *flagSet) {
 	fs.BoolVar(&f.strict, "strict", false, "make an Arrow IPC stream without its end-of-stream marker (truncated?) an error rather than a warning")
 	fs.StringVar(&f.where, "where", "", "read only the files whose hive partitions (key=value directories) meet these conditions, e.g. 'region=eu,date>=2026-11-01' (comma = and; = != < <= > >=)")
 	fs.Int64Var(&f.limit, "limit", 0, "stop after this many rows (0: all)")
+	fs.DurationVar(&f.stall, "stall-timeout", 0, "abandon a request to object storage that sends nothing for this long (default $DIME_STALL_TIMEOUT, or 2m)")
 }
 
 // options returns the reader options for the given views.
 func (f *inputFlags) options(xcols, ycols []string) (dimeio.Options, error) {
-	opts := dimeio.Options{X: xcols, Y: ycols, BatchSize: f.batchSize, SkipInvalid: f.skipInvalid, Strict: f.strict, MaxAbs: exact.MaxAbsValue, Limit: f.limit, Workers: f.workers}
+	opts := dimeio.Options{X: xcols, Y: ycols, BatchSize: f.batchSize, SkipInvalid: f.skipInvalid, Strict: f.strict, MaxAbs: exact.MaxAbsValue, Limit: f.limit, Workers: f.workers, StallTimeout: f.stall}
 	if f.format != "" {
 		format, err := dimeio.ParseFormat(f.format)
 		if err != nil {
