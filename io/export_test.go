@@ -56,3 +56,11 @@ func SetMaxCSVRecord(n int64) int64 {
 	maxCSVRecord = n
 	return old
 }
+
+// SetMaxListed sets the most objects a listing goes through and returns the
+// previous bound.
+func SetMaxListed(n int) int {
+	old := maxListed
+	maxListed = n
+	return old
+}

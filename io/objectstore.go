@@ -233,10 +233,18 @@ func resolveURL(ctx context.Context, arg string, opts Options) ([]Input, error) 
 	return s.result("the prefix")
 }
 
-// listPrefix adds the objects under prefix to s.
+// maxListed bounds the objects of one listing (a variable for the tests):
+// a bucket that pages forever, or a prefix of hundreds of millions of
+// objects, is an error rather than a process that grows until it dies.
+var maxListed = 10_000_000
+
+// listPrefix adds the objects under prefix to s, at most maxListed.
 func listPrefix(ctx context.Context, b *blob.Bucket, o objectURL, prefix string, s *selection, stall time.Duration) error {
 	it := b.List(&blob.ListOptions{Prefix: prefix})
-	for {
+	for listed := 0; ; listed++ {
+		if listed == maxListed {
+			return newError(ErrDataset, s.arg, nil, "the listing goes on past %d objects: name a narrower prefix or glob", maxListed)
+		}
 		obj, err := guarded(ctx, stall, s.arg, it.Next)
 		if err == io.EOF {
 			return nil
