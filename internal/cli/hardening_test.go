@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -187,5 +188,37 @@ func TestObjectStoreStall(t *testing.T) {
 		if took > 30*time.Second {
 			t.Errorf("%v %s: took %v for a stall timeout of 1s", c.args, c.env, took)
 		}
+	}
+}
+
+// TestGenFilesInterrupted: SIGINT during gen --files removes the files
+// written so far and exits 130. Before, the partitions written stayed, the
+// last one 0 bytes.
+func TestGenFilesInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "ds")
+	cmd := exec.Command(dimeBinary, "gen", "--rows", "4000000", "--dim", "2", "--files", "2000", "--out", out)
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the first partitions, then interrupt.
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if ents, _ := os.ReadDir(out); len(ents) >= 3 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 130 {
+		t.Errorf("gen: %v, want exit 130 (stderr %q)", err, errb.String())
+	}
+	if _, err := os.Stat(out); err == nil {
+		ents, _ := os.ReadDir(out)
+		t.Errorf("%s is still there, with %d entries", out, len(ents))
 	}
 }
