@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -48,5 +49,27 @@ func TestEndlessListingBounded(t *testing.T) {
 	}
 	if n := pages.Load(); n > 6 {
 		t.Errorf("%d pages listed for a bound of 5000 objects", n)
+	}
+}
+
+// TestFileURLs: file:///d/../d/ is the directory /d/, and a host in a
+// file:// URL is refused, not ignored. Before, the first reported "no data
+// files" and the second read the local path whatever the host.
+func TestFileURLs(t *testing.T) {
+	dir := t.TempDir()
+	d := dir + "/d"
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(d+"/a.csv", []byte("x,y\n1,2\n"), 0o644)
+	for _, arg := range []string{"file://" + d + "/../d/", "file://localhost" + d + "/", "file://" + d + "/./a.csv"} {
+		ds, err := dimeio.Resolve(context.Background(), []string{arg}, dimeio.Options{})
+		if err != nil || len(ds.Inputs) != 1 {
+			t.Errorf("%s: %v", arg, err)
+		}
+	}
+	_, err := dimeio.Resolve(context.Background(), []string{"file://host" + d + "/"}, dimeio.Options{})
+	if !errors.Is(err, dimeio.ErrDataset) || !strings.Contains(err.Error(), `not host "host"`) {
+		t.Errorf("file://host/: %v", err)
 	}
 }

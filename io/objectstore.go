@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -56,6 +57,27 @@ func parseObjectURL(s string) (objectURL, error) {
 	}
 	b := url.URL{Scheme: u.Scheme, Host: u.Host, RawQuery: u.RawQuery}
 	key := strings.TrimPrefix(u.Path, "/")
+	if strings.EqualFold(u.Scheme, "file") {
+		switch u.Host {
+		case "", ".", "localhost":
+		default:
+			return objectURL{}, newError(ErrDataset, s, nil, "a file:// URL names a local path (file:///abs/path, or file://./rel/path), not host %q", u.Host)
+		}
+		if u.Host == "localhost" {
+			b.Host = ""
+		}
+		// The path cleaned: file:///d/../d/ is /d/.
+		if key != "" {
+			clean := strings.TrimPrefix(path.Clean("/"+key), "/")
+			if strings.HasSuffix(key, "/") && clean != "" {
+				clean += "/"
+			}
+			key = clean
+			u2 := *u
+			u2.Path, u2.RawPath = "/"+key, ""
+			u = &u2
+		}
+	}
 	if u.Scheme == "file" {
 		// fileblob's bucket is a directory: the root, or with the host "."
 		// the current directory.

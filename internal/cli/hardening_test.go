@@ -222,3 +222,15 @@ func TestGenFilesInterrupted(t *testing.T) {
 		t.Errorf("%s is still there, with %d entries", out, len(ents))
 	}
 }
+
+// TestControlCharactersEscaped: a path or column name with an escape
+// sequence reaches stderr as \xNN, not raw. Before, it went to the terminal
+// as it was.
+func TestControlCharactersEscaped(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "a\x1b[2Jb.csv")
+	code, _, errs := run(t, "score", name, "--x", "x", "--y", "y")
+	if code != 2 || strings.ContainsAny(errs[:len(errs)-1], "\x1b\n\r") || !strings.Contains(errs, `a\x1b[2Jb.csv`) {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}

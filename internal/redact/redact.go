@@ -16,10 +16,13 @@
 //     AZURE_STORAGE_SAS_TOKEN, …), wherever it appears.
 //
 // Other parameters (region, endpoint, the SAS token's expiry) are kept:
-// they help to tell what failed.
+// they help to tell what failed. Control characters (an escape sequence in
+// a column name or a path) are written as \xNN, so that they reach no
+// terminal raw.
 package redact
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -73,5 +76,23 @@ func String(s string) string {
 		}
 	}
 	s = userinfo.ReplaceAllString(s, "${1}"+Mark+"@")
-	return param.ReplaceAllString(s, "${1}${2}${3}"+Mark)
+	return escapeControls(param.ReplaceAllString(s, "${1}${2}${3}"+Mark))
 }
+
+// escapeControls writes the control characters of s (C0, DEL, C1) as \xNN.
+func escapeControls(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f }

@@ -18,6 +18,7 @@ func TestString(t *testing.T) {
 		{"dimeio: /data/monkey=1/a.parquet: not found", "dimeio: /data/monkey=1/a.parquet: not found"},
 		{`--where "key=1,token=2": no such key`, `--where "key=1,token=2": no such key`},
 		{"?sv=1&sig=abc", "?sv=1&sig=REDACTED"},
+		{"no column \"a\x1b[31mred\" in b\tc.csv", `no column "a\x1b[31mred" in b\x09c.csv`},
 	} {
 		got := String(c.in)
 		if got != c.want || strings.Contains(got, "PLANTED") {

@@ -59,9 +59,10 @@ func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if runner == "" {
 		runner = "prism"
 	}
+	given := runner
 	runner = strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(runner, "Runner"), "runner"))
 	if !slices.Contains(knownRunners, runner) {
-		return usagef("--runner %q: want one of %s", runner, strings.Join(knownRunners, ", "))
+		return usagef("--runner %q: want one of %s", given, strings.Join(knownRunners, ", "))
 	}
 	cfg, inputs, err := o.config()
 	if err != nil {
