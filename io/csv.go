@@ -28,6 +28,80 @@ var csvNulls = map[string]bool{
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
+// MaxCSVRecordBytes bounds a CSV record (a line, with the line breaks inside
+// its quoted fields): a longer one is an error naming the file and row, not
+// a buffer that grows with the input, as a quote that is never closed or a
+// file that is not text (--format csv /dev/zero) would make it.
+const MaxCSVRecordBytes = 16 << 20
+
+// maxCSVRecord is MaxCSVRecordBytes, but for tests.
+var maxCSVRecord int64 = MaxCSVRecordBytes
+
+// recordLimiter passes CSV text through and fails once a record is longer
+// than max bytes. It follows the quotes as RFC 4180 does ("" in a quoted
+// field toggles twice), which is all it takes to tell a line break that
+// ends a record from one inside a field.
+type recordLimiter struct {
+	r       io.Reader
+	max     int64
+	source  string
+	n       int64 // bytes of the current record so far
+	quoted  bool
+	records int64 // records ended (the header is the first)
+	err     error
+}
+
+func (l *recordLimiter) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.r.Read(p)
+	b := p[:n]
+	for i := 0; i < len(b); {
+		if l.quoted {
+			j := bytes.IndexByte(b[i:], '"')
+			if j < 0 {
+				l.n += int64(len(b) - i)
+				i = len(b)
+			} else {
+				l.n += int64(j + 1)
+				i += j + 1
+				l.quoted = false
+			}
+		} else {
+			j := bytes.IndexAny(b[i:], "\"\n")
+			if j < 0 {
+				l.n += int64(len(b) - i)
+				i = len(b)
+			} else if b[i+j] == '"' {
+				l.n += int64(j + 1)
+				i += j + 1
+				l.quoted = true
+			} else {
+				l.n += int64(j)
+				i += j + 1
+				if l.n <= l.max {
+					l.records++
+					l.n = 0
+				}
+			}
+		}
+		if l.n > l.max {
+			what := fmt.Sprintf("CSV row %d", l.records-1)
+			if l.records == 0 {
+				what = "the CSV header"
+			}
+			size := fmt.Sprintf("%d MiB", l.max>>20)
+			if l.max < 1<<20 {
+				size = fmt.Sprintf("%d bytes", l.max)
+			}
+			l.err = newError(ErrFormat, l.source, nil, "%s is longer than %s: a quote that is never closed, or not CSV text", what, size)
+			return 0, l.err
+		}
+	}
+	return n, err
+}
+
 // openCSV reads a CSV file with a header row. The selected columns are read
 // by arrow/csv as text, in chunks of BatchSize rows, and parsed here: a value
 // that is not a number is then reported with its column and row, which
@@ -38,7 +112,7 @@ func (r *Reader) openCSV(in io.Reader, opts Options) error {
 	if comma == 0 {
 		comma = ','
 	}
-	br := bufio.NewReader(in)
+	br := bufio.NewReader(&recordLimiter{r: in, max: maxCSVRecord, source: r.source})
 	if b, err := br.Peek(len(utf8BOM)); err == nil && bytes.Equal(b, utf8BOM) {
 		br.Discard(len(utf8BOM))
 	}
@@ -48,14 +122,21 @@ func (r *Reader) openCSV(in io.Reader, opts Options) error {
 	hr := stdcsv.NewReader(io.TeeReader(br, &seen))
 	hr.Comma = comma
 	header, err := hr.Read()
+	var ie *inputError
 	if err == io.EOF {
 		return newError(ErrFormat, r.source, nil, "empty CSV: no header row")
+	}
+	if errors.As(err, &ie) {
+		return err
 	}
 	if err != nil {
 		return newError(ErrFormat, r.source, err, "reading the CSV header")
 	}
 	_, err = hr.Read()
 	noRows := err == io.EOF
+	if errors.As(err, &ie) {
+		return err
+	}
 	if err != nil && !noRows {
 		return newError(ErrFormat, r.source, err, "reading CSV row 0")
 	}
@@ -111,7 +192,7 @@ func (r *Reader) openCSV(in io.Reader, opts Options) error {
 	}
 	mem := opts.allocator()
 	ar := csv.NewInferringReader(io.MultiReader(&seen, br),
-		csv.WithHeader(true), csv.WithComma(comma), csv.WithChunk(max(opts.batchSize(), 2)),
+		csv.WithHeader(true), csv.WithComma(comma), csv.WithChunk(max(blockRows(opts.batchSize(), len(names)), 2)),
 		csv.WithAllocator(mem), csv.WithIncludeColumns(names), csv.WithColumnTypes(types))
 	s := &csvSource{source: r.source, r: ar, schema: schema, timeScale: nanosPer(opts.TimeUnit), timeUnit: opts.TimeUnit}
 	s.numbers = make([]*array.Float64Builder, len(fields))

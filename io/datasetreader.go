@@ -4,12 +4,15 @@ import (
 	"context"
 	"io"
 	"sync"
+
+	"github.com/dime-project/dime/internal/redact"
 )
 
 // DatasetReader reads the two views of a dataset block by block, like a
 // Reader, decoding ahead on Options.Workers goroutines across files and
 // Parquet row groups. It hands the rows over in dataset order, in blocks of
-// exactly Options.BatchSize kept rows (the last one shorter), whatever the
+// exactly Options.BatchSize kept rows (fewer for wide rows, so that a block
+// holds at most MaxBlockBytes of values; the last one shorter), whatever the
 // files, row groups, record batches and workers: the same rows in the same
 // order give the same blocks, and so the same estimates bit for bit, from
 // one file or from a hundred. (A stream, stdin or a pipe, is live: its
@@ -144,6 +147,7 @@ func (d *Dataset) Open(ctx context.Context, stdin io.Reader, opts Options) (*Dat
 		return nil, err
 	}
 	r.dimX, r.dimY = first.DimX(), first.DimY()
+	r.batch = blockRows(r.batch, r.dimX+r.dimY)
 	r.refSource, r.ref = first.source, first.ext.signature()
 	r.queues = make([]unitQueue, len(r.units))
 	r.queues[0].reader = first
@@ -392,7 +396,8 @@ func (r *DatasetReader) nextPiece() (bool, error) {
 
 // Next advances to the next block of rows and reports whether there is one:
 // false at the end of the dataset, after Options.Limit rows, or on an error
-// (see Err). Every block but the last has Options.BatchSize rows.
+// (see Err). Every block but the last has Options.BatchSize rows (fewer for
+// wide rows: MaxBlockBytes).
 func (r *DatasetReader) Next() bool {
 	if r.lent != nil {
 		r.give(r.lent)
@@ -552,7 +557,9 @@ func (r *DatasetReader) Warnings() []string {
 	defer r.mu.Unlock()
 	var w []string
 	for i := range r.queues {
-		w = append(w, r.queues[i].warnings...)
+		for _, m := range r.queues[i].warnings {
+			w = append(w, redact.String(m))
+		}
 	}
 	return w
 }

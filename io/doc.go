@@ -86,7 +86,8 @@
 // batches, decoded in parallel. At most Workers + 2 blocks are in flight,
 // and one file is open per worker, whatever the number of files. The rows
 // are handed over in dataset order in blocks of exactly Options.BatchSize
-// kept rows (the last one shorter), whatever the files, row groups, record
+// kept rows (fewer for rows so wide that a block would hold more than
+// MaxBlockBytes of values; the last one shorter), whatever the files, row groups, record
 // batches and number of workers: the blocks, and so the estimates of
 // package stream, are the same bit for bit from one file or from a
 // directory of parts holding the same rows. TotalRows is the sum of the

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/dime-project/dime/internal/redact"
 )
 
 // Errors about the input are matched with errors.Is by one of these sentinels;
@@ -66,7 +68,7 @@ func newError(kind error, source string, cause error, format string, args ...any
 	if cause != nil {
 		msg += ": " + strings.TrimPrefix(cause.Error(), "dimeio: ")
 	}
-	return &inputError{kind: kind, msg: hideRuntimeError(oneLine(msg)), cause: cause}
+	return &inputError{kind: kind, msg: redact.String(hideRuntimeError(oneLine(msg))), cause: cause}
 }
 
 // hideRuntimeError cuts the text of a Go runtime error (Arrow recovers the

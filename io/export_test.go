@@ -48,3 +48,19 @@ func SetPoolIdle(d time.Duration) time.Duration {
 	poolIdle = d
 	return old
 }
+
+// SetMaxCSVRecord sets the longest CSV record read and returns the previous
+// bound.
+func SetMaxCSVRecord(n int64) int64 {
+	old := maxCSVRecord
+	maxCSVRecord = n
+	return old
+}
+
+// SetMaxListed sets the most objects a listing goes through and returns the
+// previous bound.
+func SetMaxListed(n int) int {
+	old := maxListed
+	maxListed = n
+	return old
+}

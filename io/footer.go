@@ -21,7 +21,7 @@ func readFooter(ctx context.Context, bk *buckets, in Input, opts Options) (group
 		if err != nil {
 			return nil, err
 		}
-		bf := newBlobFile(ctx, b, key, source, size)
+		bf := newBlobFile(ctx, b, key, source, size, opts.stallTimeout())
 		defer bf.Close()
 		f = bf
 	} else {

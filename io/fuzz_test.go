@@ -12,7 +12,8 @@ import (
 	dimeio "github.com/dime-project/dime/io"
 )
 
-// FuzzReadCSV reads arbitrary bytes as CSV, from a file and from stdin: it
+// FuzzReadCSV reads arbitrary bytes as CSV, from a file and from stdin, and
+// from stdin without their line breaks (records then end at the bound): it
 // may fail, but must not panic or leak. (The Arrow formats are fuzzed
 // by FuzzReadIPCStream, FuzzReadIPCFile and FuzzReadParquet.)
 //
@@ -27,8 +28,12 @@ func FuzzReadCSV(f *testing.F) {
 	f.Add(newTable(30, 9).csv())
 	f.Add([]byte("x,y,t\n1,2,3\n,NA,\n\"4\",5e3,2024-01-01\n"))
 	f.Add([]byte("\xEF\xBB\xBFx,y\r\n1,2\r\n"))
+	f.Add([]byte("x,y\n1,2\n\"3"))
 	file := newFuzzFile(f, "f.csv")
 	rss := watchPeakRSS()
+	// Records longer than 1 KiB are refused here, so that the bound is
+	// reached by inputs of the fuzzer's sizes.
+	defer dimeio.SetMaxCSVRecord(dimeio.SetMaxCSVRecord(1 << 10))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rss.start()
 		defer rss.check(t, data)
@@ -48,6 +53,15 @@ func FuzzReadCSV(f *testing.F) {
 		// above cover both selections; the stdin path differs from the
 		// file's only in where the bytes come from).
 		readAll(t, "-", bytes.NewReader(data), dimeio.Options{Format: dimeio.CSV, X: []string{"x"}, Y: []string{"y"}, Allocator: mem})
+		// The same bytes without line breaks, as from a stream that
+		// never ends a line: one record, which the bound ends.
+		flat := make([]byte, 0, len(data))
+		for _, c := range data {
+			if c != '\n' && c != '\r' {
+				flat = append(flat, c)
+			}
+		}
+		readAll(t, "-", bytes.NewReader(flat), dimeio.Options{Format: dimeio.CSV, X: []string{"x"}, Y: []string{"y"}, Allocator: mem})
 	})
 }
 

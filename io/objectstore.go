@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"path"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"gocloud.dev/blob"
@@ -19,6 +21,10 @@ import (
 // Object storage: a URL scheme://bucket/key?params names a bucket (the
 // scheme, the host and the query parameters, which gocloud.dev's openers
 // read: region, endpoint, use_path_style, …) and a key in it (the path).
+
+// schemeOpeners open the buckets of some schemes in place of gocloud.dev's
+// default openers (see drivers.go).
+var schemeOpeners = map[string]func(context.Context, *url.URL) (*blob.Bucket, error){}
 
 // schemes are the URL schemes the default bucket opener supports.
 var schemes = []string{"s3", "gs", "azblob", "file"}
@@ -51,6 +57,27 @@ func parseObjectURL(s string) (objectURL, error) {
 	}
 	b := url.URL{Scheme: u.Scheme, Host: u.Host, RawQuery: u.RawQuery}
 	key := strings.TrimPrefix(u.Path, "/")
+	if strings.EqualFold(u.Scheme, "file") {
+		switch u.Host {
+		case "", ".", "localhost":
+		default:
+			return objectURL{}, newError(ErrDataset, s, nil, "a file:// URL names a local path (file:///abs/path, or file://./rel/path), not host %q", u.Host)
+		}
+		if u.Host == "localhost" {
+			b.Host = ""
+		}
+		// The path cleaned: file:///d/../d/ is /d/.
+		if key != "" {
+			clean := strings.TrimPrefix(path.Clean("/"+key), "/")
+			if strings.HasSuffix(key, "/") && clean != "" {
+				clean += "/"
+			}
+			key = clean
+			u2 := *u
+			u2.Path, u2.RawPath = "/"+key, ""
+			u = &u2
+		}
+	}
 	if u.Scheme == "file" {
 		// fileblob's bucket is a directory: the root, or with the host "."
 		// the current directory.
@@ -71,13 +98,14 @@ func (o objectURL) withKey(key string) string {
 
 // buckets opens buckets by URL, once each, and closes them together.
 type buckets struct {
-	open func(ctx context.Context, url string) (*blob.Bucket, error)
-	mu   sync.Mutex
-	m    map[string]*blob.Bucket
+	open  func(ctx context.Context, url string) (*blob.Bucket, error)
+	stall time.Duration
+	mu    sync.Mutex
+	m     map[string]*blob.Bucket
 }
 
 func newBuckets(opts Options) *buckets {
-	return &buckets{open: opts.OpenBucket, m: map[string]*blob.Bucket{}}
+	return &buckets{open: opts.OpenBucket, stall: opts.stallTimeout(), m: map[string]*blob.Bucket{}}
 }
 
 // get returns the bucket of the URL o.
@@ -97,6 +125,15 @@ func (b *buckets) get(ctx context.Context, o objectURL, source string) (*blob.Bu
 			return nil, newError(ErrDataset, source, nil, "unsupported scheme %q (want a local path, or s3://, gs://, azblob:// or file://)", o.u.Scheme+"://")
 		}
 		open = blob.OpenBucket
+		if so := schemeOpeners[strings.ToLower(o.u.Scheme)]; so != nil {
+			open = func(ctx context.Context, bucket string) (*blob.Bucket, error) {
+				u, err := url.Parse(bucket)
+				if err != nil {
+					return nil, err
+				}
+				return so(ctx, u)
+			}
+		}
 	}
 	bk, err := open(ctx, o.bucket)
 	if err != nil {
@@ -118,6 +155,10 @@ func (b *buckets) close() {
 // blobError turns an error of object storage into one line naming the
 // object.
 func blobError(source string, err error, what string) error {
+	var ie *inputError
+	if errors.As(err, &ie) { // already one line naming the source (a stall)
+		return err
+	}
 	switch gcerrors.Code(err) {
 	case gcerrors.NotFound:
 		return newError(ErrDataset, source, err, "%s: not found", what)
@@ -145,7 +186,7 @@ func openObject(ctx context.Context, bk *buckets, path string, size int64) (*blo
 		return nil, "", 0, err
 	}
 	if size < 0 {
-		attrs, err := b.Attributes(ctx, o.key)
+		attrs, err := guarded(ctx, bk.stall, path, func(ctx context.Context) (*blob.Attributes, error) { return b.Attributes(ctx, o.key) })
 		if err != nil {
 			return nil, "", 0, blobError(path, err, "reading the object's attributes")
 		}
@@ -178,13 +219,13 @@ func resolveURL(ctx context.Context, arg string, opts Options) ([]Input, error) 
 			prefix = strings.TrimSuffix(base, "/") + "/"
 		}
 		s := &selection{arg: arg, glob: glob, format: opts.Format}
-		if err := listPrefix(ctx, b, o, prefix, s); err != nil {
+		if err := listPrefix(ctx, b, o, prefix, s, bk.stall); err != nil {
 			return nil, err
 		}
 		return s.result("the glob")
 	}
 	if o.key != "" && !strings.HasSuffix(o.key, "/") {
-		attrs, err := b.Attributes(ctx, o.key)
+		attrs, err := guarded(ctx, bk.stall, arg, func(ctx context.Context) (*blob.Attributes, error) { return b.Attributes(ctx, o.key) })
 		switch {
 		case err == nil:
 			f := opts.Format
@@ -199,7 +240,7 @@ func resolveURL(ctx context.Context, arg string, opts Options) ([]Input, error) 
 		}
 		// No such object: a prefix?
 		s := &selection{arg: arg, format: opts.Format}
-		if err := listPrefix(ctx, b, o, o.key+"/", s); err != nil {
+		if err := listPrefix(ctx, b, o, o.key+"/", s, bk.stall); err != nil {
 			return nil, err
 		}
 		if s.matched == 0 && len(s.inputs) == 0 {
@@ -208,17 +249,25 @@ func resolveURL(ctx context.Context, arg string, opts Options) ([]Input, error) 
 		return s.result("the prefix")
 	}
 	s := &selection{arg: arg, format: opts.Format}
-	if err := listPrefix(ctx, b, o, o.key, s); err != nil {
+	if err := listPrefix(ctx, b, o, o.key, s, bk.stall); err != nil {
 		return nil, err
 	}
 	return s.result("the prefix")
 }
 
-// listPrefix adds the objects under prefix to s.
-func listPrefix(ctx context.Context, b *blob.Bucket, o objectURL, prefix string, s *selection) error {
+// maxListed bounds the objects of one listing (a variable for the tests):
+// a bucket that pages forever, or a prefix of hundreds of millions of
+// objects, is an error rather than a process that grows until it dies.
+var maxListed = 10_000_000
+
+// listPrefix adds the objects under prefix to s, at most maxListed.
+func listPrefix(ctx context.Context, b *blob.Bucket, o objectURL, prefix string, s *selection, stall time.Duration) error {
 	it := b.List(&blob.ListOptions{Prefix: prefix})
-	for {
-		obj, err := it.Next(ctx)
+	for listed := 0; ; listed++ {
+		if listed == maxListed {
+			return newError(ErrDataset, s.arg, nil, "the listing goes on past %d objects: name a narrower prefix or glob", maxListed)
+		}
+		obj, err := guarded(ctx, stall, s.arg, it.Next)
 		if err == io.EOF {
 			return nil
 		}
@@ -247,7 +296,8 @@ type blobFile struct {
 	key    string
 	source string
 	size   int64
-	pos    int64 // for Seek
+	pos    int64         // for Seek
+	stall  time.Duration // the stall timeout of each request and read
 
 	mu      sync.Mutex
 	streams []*blobStream // open ranged reads, most recently used last
@@ -257,6 +307,7 @@ type blobFile struct {
 // blobStream is an open ranged read.
 type blobStream struct {
 	r        *blob.Reader
+	g        *stallGuard
 	pos, end int64 // next byte it gives, end of its range
 }
 
@@ -269,8 +320,8 @@ var blobWindow int64 = 8 << 20
 // being read, and a few for footers and other reads.
 const blobStreams = 64
 
-func newBlobFile(ctx context.Context, b *blob.Bucket, key, source string, size int64) *blobFile {
-	return &blobFile{ctx: ctx, b: b, key: key, source: source, size: size}
+func newBlobFile(ctx context.Context, b *blob.Bucket, key, source string, size int64, stall time.Duration) *blobFile {
+	return &blobFile{ctx: ctx, b: b, key: key, source: source, size: size, stall: stall}
 }
 
 // ReadAt implements io.ReaderAt.
@@ -302,20 +353,31 @@ func (f *blobFile) ReadAt(p []byte, off int64) (int, error) {
 		if end := f.extentEnd(off); end >= off+int64(want) {
 			length = min(length, max(end-off, blobSlack))
 		}
-		r, err := f.b.NewRangeReader(f.ctx, f.key, off, length, nil)
+		ctx, g := newStallGuard(f.ctx, f.stall)
+		g.start()
+		r, err := f.b.NewRangeReader(ctx, f.key, off, length, nil)
+		g.stop()
 		if err != nil {
+			g.close()
+			if e := g.err(f.source, err); e != err {
+				return 0, e
+			}
 			return 0, blobError(f.source, err, "reading")
 		}
-		s = &blobStream{r: r, pos: off, end: off + length}
+		s = &blobStream{r: r, g: g, pos: off, end: off + length}
 		if len(f.streams) == blobStreams {
 			f.streams[0].r.Close()
+			f.streams[0].g.close()
 			f.streams = f.streams[1:]
 		}
 		f.streams = append(f.streams, s)
 	}
+	s.g.start()
 	n, err := io.ReadFull(s.r, p[:want])
+	s.g.stop()
 	s.pos += int64(n)
 	if err != nil {
+		err = s.g.err(f.source, err)
 		f.drop(s)
 		if err == io.ErrUnexpectedEOF || err == io.EOF {
 			err = io.ErrUnexpectedEOF
@@ -365,16 +427,24 @@ func (f *blobFile) readExact(p []byte, off int64) (int, error) {
 	if off < 0 || off+int64(len(p)) > f.size {
 		return 0, io.ErrUnexpectedEOF
 	}
-	r, err := f.b.NewRangeReader(f.ctx, f.key, off, int64(len(p)), nil)
+	ctx, g := newStallGuard(f.ctx, f.stall)
+	defer g.close()
+	g.start()
+	r, err := f.b.NewRangeReader(ctx, f.key, off, int64(len(p)), nil)
 	if err != nil {
+		g.stop()
+		if e := g.err(f.source, err); e != err {
+			return 0, e
+		}
 		return 0, blobError(f.source, err, "reading")
 	}
 	defer r.Close()
 	n, err := io.ReadFull(r, p)
+	g.stop()
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
-	return n, err
+	return n, g.err(f.source, err)
 }
 
 // drop closes a stream.
@@ -386,6 +456,7 @@ func (f *blobFile) drop(s *blobStream) {
 		}
 	}
 	s.r.Close()
+	s.g.close()
 }
 
 // Seek implements io.Seeker (Parquet's reader asks for the size).

@@ -3,6 +3,7 @@ package io
 import (
 	"context"
 	"runtime"
+	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -69,6 +70,12 @@ type Options struct {
 	// is GOMAXPROCS, at most 4. Results do not depend on it: the blocks
 	// are the same whatever the number of workers.
 	Workers int
+	// StallTimeout is how long a request to object storage (opening a
+	// bucket's object, a page of a listing, a ranged read, a read of a
+	// body) may go without an answer or a byte: then it is abandoned with
+	// an error that says so. 0 is the environment variable
+	// DIME_STALL_TIMEOUT (a Go duration), or DefaultStallTimeout.
+	StallTimeout time.Duration
 	// OpenBucket opens the bucket of an object-storage URL (the URL without
 	// the key: scheme, host and query parameters). The default is
 	// gocloud.dev's blob.OpenBucket, which knows s3://, gs://, azblob:// and
@@ -97,6 +104,19 @@ func (o *Options) workers() int {
 // 16384-row batches read 12 million rows/s with a peak RSS of 122 MB, where
 // 65536-row batches read 10.5 million rows/s with 215 MB.
 const DefaultBatchSize = 16384
+
+// MaxBlockBytes bounds the float64 values of a batch of rows (X and Y): a
+// batch of wide rows (a FixedSizeList column of 100,000 values, or
+// --batch-size 2000000000) has fewer rows than BatchSize, at least one.
+// The readers hold a few such batches and blocks at once (the memory check
+// of the dime command counts them).
+const MaxBlockBytes = 32 << 20
+
+// blockRows returns the rows of a batch of rows of width values: batch, or
+// fewer if the batch's values would pass MaxBlockBytes.
+func blockRows(batch, width int) int {
+	return max(1, min(batch, MaxBlockBytes/(8*max(width, 1))))
+}
 
 func (o *Options) batchSize() int {
 	if o.BatchSize > 0 {

@@ -61,6 +61,15 @@ func (r *Reader) openParquet(f readerAtSeeker, opts Options, rg *groupRange) (er
 	if err != nil {
 		return err
 	}
+	// Wide rows (an embedding of a FixedSizeList column) are read in
+	// batches of fewer rows, so that a batch's values stay within
+	// MaxBlockBytes.
+	if rows := blockRows(batch, full.DimX()+full.DimY()); rows < batch {
+		batch = rows
+		if fr, err = pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(rows)}, mem); err != nil {
+			return newError(ErrFormat, r.source, err, "reading the Parquet schema")
+		}
+	}
 	var leaves []int
 	for _, c := range full.cols {
 		if c.field < 0 { // a partition key

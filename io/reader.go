@@ -150,16 +150,23 @@ func openInput(ctx context.Context, bk *buckets, in Input, stdin io.Reader, opts
 			return fail(newError(ErrFormat, source, nil, "empty file (0 bytes)"))
 		}
 		if format == Parquet || format == IPCFile {
-			f := newBlobFile(ctx, b, key, source, size)
+			f := newBlobFile(ctx, b, key, source, size, opts.stallTimeout())
 			r.closers = append(r.closers, f)
 			ra = f
 		} else {
-			br, err := b.NewReader(ctx, key, nil)
+			gctx, g := newStallGuard(ctx, opts.stallTimeout())
+			g.start()
+			br, err := b.NewReader(gctx, key, nil)
+			g.stop()
 			if err != nil {
+				g.close()
+				if e := g.err(source, err); e != err {
+					return fail(e)
+				}
 				return fail(blobError(source, err, "reading"))
 			}
-			r.closers = append(r.closers, br)
-			in2 = br
+			r.closers = append(r.closers, br, closerFunc(func() error { g.close(); return nil }))
+			in2 = &guardedReader{r: br, g: g, source: source}
 		}
 	default:
 		f, err := os.Open(path)

@@ -135,7 +135,8 @@ func resolveLocal(arg string, format Format) ([]Input, error) {
 }
 
 // walkLocal adds the files below root to s. Hidden directories are not
-// entered; symbolic links to files are followed, to directories not.
+// entered, hidden files not looked at; symbolic links to files are
+// followed, to directories not, and dangling links skipped.
 func walkLocal(root string, s *selection) error {
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -154,7 +155,13 @@ func walkLocal(root string, s *selection) error {
 			}
 			return nil
 		}
+		if hiddenPart(d.Name()) {
+			return nil // not data (an editor's .#lock link), and not read
+		}
 		info, err := os.Stat(p) // follows a link
+		if err != nil && d.Type()&fs.ModeSymlink != 0 && errors.Is(err, fs.ErrNotExist) {
+			return nil // a dangling link: no file to read
+		}
 		if err != nil {
 			return fmt.Errorf("dimeio: %w", err)
 		}

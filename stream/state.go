@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime/debug"
 	"slices"
 
 	"github.com/dime-project/dime/covariance"
@@ -191,6 +192,60 @@ type stateDecoder struct {
 	crc  uint32
 	err  error
 	buf  [8]byte
+	// stream is true while the input's size is unknown (a pipe): left is
+	// then no bound, until spool reads the accumulators and means.
+	stream bool
+}
+
+// spoolChunk is the size of the largest chunks in which spool reads (the
+// first is 64 KiB, each next twice as large).
+const spoolChunk = 4 << 20
+
+// maxColumnName bounds the length of a column name in a state.
+const maxColumnName = 1 << 16
+
+// spool makes sure that n more bytes (what) and the checksum are there. From
+// an input of unknown size it reads them whole, and fails if the input is
+// shorter or longer, or if holding them and what they decode to would pass
+// the memory limit (debug.SetMemoryLimit); the fields before them (the
+// header, shard ids and names) have been read one by one, each bounded.
+func (d *stateDecoder) spool(n uint64, what string) bool {
+	if !d.stream || d.err != nil {
+		return d.fits(n, what)
+	}
+	if limit := debug.SetMemoryLimit(-1); limit != math.MaxInt64 && n > uint64(limit)/3 {
+		d.fail("%s take %d MiB, and decoding them three times that: more than the memory limit of %d MiB", what, n>>20, limit>>20)
+		return false
+	}
+	// Read in chunks, so that what is held is what came, not what the
+	// header claims; the decoder lets go of each chunk once decoded.
+	var chunks []io.Reader
+	var got uint64
+	for size := uint64(64 << 10); got <= n+4; size = min(2*size, spoolChunk) {
+		buf := make([]byte, min(n+4+1-got, size))
+		k, err := io.ReadFull(d.r, buf)
+		got += uint64(k)
+		if k > 0 {
+			chunks = append(chunks, bytes.NewReader(buf[:k]))
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			d.readError(err)
+			return false
+		}
+	}
+	switch {
+	case got < n+4:
+		d.fail("truncated: %s: %d bytes needed, %d left", what, n, max(got, 4)-4)
+		return false
+	case got > n+4:
+		d.fail("%s and a checksum take %d bytes, and the input goes on", what, n+4)
+		return false
+	}
+	d.r, d.left, d.stream = io.MultiReader(chunks...), int64(n), false
+	return true
 }
 
 // Read implements io.Reader over the bytes before the checksum, for the
@@ -289,6 +344,9 @@ func (d *stateDecoder) names(view string, max int) []string {
 	var names []string
 	for range n {
 		size := d.u32()
+		if d.err == nil && size > maxColumnName {
+			d.fail("a column name of %d bytes, want at most %d", size, maxColumnName)
+		}
 		if !d.fits(uint64(size), "a column name") {
 			return nil
 		}
@@ -305,8 +363,8 @@ func (d *stateDecoder) names(view string, max int) []string {
 // without keeping it) and checks the checksum: a corrupted or truncated state
 // is reported as such rather than by the first strange field it shows.
 func (d *stateDecoder) finish() error {
-	if d.err != nil && !errors.Is(d.err, ErrState) {
-		return d.err
+	if d.err != nil && (d.stream || !errors.Is(d.err, ErrState)) {
+		return d.err // a pipe is not read on to its end, which may never come
 	}
 	if _, err := io.Copy(io.Discard, d); err != nil {
 		return fmt.Errorf("stream: reading a state: %w", err)
@@ -352,8 +410,14 @@ func inputSize(r io.Reader) int64 {
 // file, a bytes.Reader, a bytes.Buffer, a strings.Reader) ReadState allocates
 // less than twice the input's size, the accumulators' matrices (each 8·(2D)²
 // bytes for an encoding of 4·2D·(2D+1) bytes) and the column names (16 bytes
-// more per name) making most of it. Other readers (a pipe) are read whole
-// first, which adds their size. The view widths cost nothing: the feature
+// more per name) making most of it. From other readers (a pipe) the header,
+// shard ids and column names are read and checked first, each bounded (a
+// column name is at most 64 KiB), and then the accumulators and means, whose
+// size the header fixes, are read whole, which adds their size: input that
+// is not a state (/dev/zero, /dev/urandom) fails after a few bytes, and
+// input that goes on past the state's end fails as soon as it does. The
+// accumulators are refused if three times their size passes the memory
+// limit (debug.SetMemoryLimit). The view widths cost nothing: the feature
 // maps, 8·D·(dimX + dimY) bytes, are built only when rows are added to the
 // restored estimator.
 func ReadState(rd io.Reader) (*Estimator, error) { return decodeState(rd, false) }
@@ -363,11 +427,7 @@ func ReadState(rd io.Reader) (*Estimator, error) { return decodeState(rd, false)
 func decodeState(rd io.Reader, settingsOK bool) (*Estimator, error) {
 	size := inputSize(rd)
 	if size < 0 {
-		data, err := io.ReadAll(rd)
-		if err != nil {
-			return nil, fmt.Errorf("stream: reading a state: %w", err)
-		}
-		rd, size = bytes.NewReader(data), int64(len(data))
+		return decodeStream(rd, settingsOK)
 	}
 	var head [len(stateMagic) + 2]byte
 	if n, _ := io.ReadFull(rd, head[:min(size, int64(len(head)))]); n < len(stateMagic) || string(head[:len(stateMagic)]) != stateMagic {
@@ -388,18 +448,17 @@ func decodeState(rd io.Reader, settingsOK bool) (*Estimator, error) {
 	return e, nil
 }
 
-// decode reads the fields after the magic and version. It returns nil when
-// the decoder has failed.
-func (d *stateDecoder) decode(flags byte, settingsOK bool) *Estimator {
-	known := byte(stateFlagTruncated)
-	if settingsOK {
-		known |= stateFlagSettings
-	}
-	if flags&^known != 0 {
-		d.fail("unknown flags %#x", flags)
-		return nil
-	}
-	settingsOnly := flags&stateFlagSettings != 0
+// stateHeader is what the fixed header of a state says.
+type stateHeader struct {
+	c                     Config
+	spec                  rff.PairSpec
+	sigmaX, sigmaY        float64
+	rows, skipped, chunks uint64
+}
+
+// header reads and checks the fixed header (the settings, bandwidths and
+// row counts after the magic, version and flags).
+func (d *stateDecoder) header(settingsOnly bool) (h stateHeader, ok bool) {
 	var c Config
 	c.Kernel, c.Variant = exact.Kernel(d.u8()), rff.Variant(d.u8())
 	skip := d.u8()
@@ -415,7 +474,7 @@ func (d *stateDecoder) decode(flags byte, settingsOK bool) *Estimator {
 	sigmaX, sigmaY := d.f64(), d.f64()
 	c.HalfLife = d.f64()
 	if d.err != nil {
-		return nil
+		return h, false
 	}
 	// Range checks before any conversion to int: a uint64 above MaxInt64
 	// must not wrap around to a valid-looking negative or small value.
@@ -436,19 +495,69 @@ func (d *stateDecoder) decode(flags byte, settingsOK bool) *Estimator {
 		d.fail("settings only, with %d rows and %d skipped", rows, skipped)
 	}
 	if d.err != nil {
-		return nil
+		return h, false
 	}
 	c.Features, c.Permutations, c.Groups = int(features), int(perms), int(groups)
 	c.ShuffleRows, c.PilotRows, c.Seed = int(shuffle), int(pilot), seed
 	if err := c.Validate(); err != nil {
 		d.fail("settings: %v", err)
-		return nil
+		return h, false
 	}
 	spec := c.pairSpec(int(dimX), int(dimY), sigmaX, sigmaY)
 	if err := spec.Validate(); err != nil {
 		d.fail("feature maps: %v", err)
+		return h, false
+	}
+	h.c, h.spec, h.sigmaX, h.sigmaY = c, spec, sigmaX, sigmaY
+	h.rows, h.skipped, h.chunks = rows, skipped, chunks
+	return h, true
+}
+
+// decodeStream is decodeState for an input of unknown size (a pipe): the
+// magic, version and header are read and checked first, then the shard ids
+// and names, each bounded, and only then the accumulators and means, whose
+// size the header fixes (spool), are read whole.
+func decodeStream(rd io.Reader, settingsOK bool) (*Estimator, error) {
+	var head [len(stateMagic) + 2]byte
+	n, err := io.ReadFull(rd, head[:])
+	switch {
+	case n < len(stateMagic) || string(head[:len(stateMagic)]) != stateMagic:
+		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			return nil, fmt.Errorf("stream: reading a state: %w", err)
+		}
+		return nil, fmt.Errorf("%w: not a dime state (bad magic)", ErrState)
+	case err != nil:
+		return nil, fmt.Errorf("%w: truncated: %d bytes", ErrState, n)
+	case head[len(stateMagic)] != stateVersion:
+		return nil, fmt.Errorf("%w: version %d, this build reads version %d (save the state again with this build)", ErrState, head[len(stateMagic)], stateVersion)
+	}
+	d := &stateDecoder{r: rd, left: math.MaxInt64, crc: crc32.Update(0, castagnoli, head[:]), stream: true}
+	e := d.decode(head[len(stateMagic)+1], settingsOK)
+	if err := d.finish(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// decode reads the fields after the magic and version. It returns nil when
+// the decoder has failed.
+func (d *stateDecoder) decode(flags byte, settingsOK bool) *Estimator {
+	known := byte(stateFlagTruncated)
+	if settingsOK {
+		known |= stateFlagSettings
+	}
+	if flags&^known != 0 {
+		d.fail("unknown flags %#x", flags)
 		return nil
 	}
+	settingsOnly := flags&stateFlagSettings != 0
+	h, ok := d.header(settingsOnly)
+	if !ok {
+		return nil
+	}
+	c, spec, sigmaX, sigmaY := h.c, h.spec, h.sigmaX, h.sigmaY
+	features, dimX, dimY := uint32(c.Features), uint32(h.spec.DimX), uint32(h.spec.DimY)
+	rows, skipped, chunks := h.rows, h.skipped, h.chunks
 
 	// Shard ids.
 	shards := shardSet{truncated: flags&stateFlagTruncated != 0}
@@ -483,7 +592,7 @@ func (d *stateDecoder) decode(flags byte, settingsOK bool) *Estimator {
 	}
 	accSize := uint64(covariance.EncodedSize(int(features)))
 	meanSize := uint64(covariance.MeanEncodedSize(int(features)))
-	if !d.fits(8*p+4+A*(4+accSize)+4+M*(4+meanSize), fmt.Sprintf("%d accumulators and %d means of %d features", A, M, p)) {
+	if !d.spool(8*p+4+A*(4+accSize)+4+M*(4+meanSize), fmt.Sprintf("%d accumulators and %d means of %d features", A, M, p)) {
 		return nil
 	}
 	e := newEstimator(int(dimX), int(dimY), c)

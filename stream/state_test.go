@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -202,8 +203,9 @@ func TestReadStateRejects(t *testing.T) {
 	}
 }
 
-// FuzzReadState decodes arbitrary bytes as a state: an error matching
-// ErrState, or a state that re-encodes to the same bytes. The tag dimefuzz
+// FuzzReadState decodes arbitrary bytes as a state, from memory and from a
+// pipe: an error matching ErrState, or a state that re-encodes to the same
+// bytes, the same from both. The tag dimefuzz
 // leaves out bench_test.go, whose import of io (and its cloud drivers) would
 // triple the coverage counters every execution snapshots (see io's
 // FuzzReadCSV).
@@ -218,16 +220,26 @@ func FuzzReadState(f *testing.F) {
 	f.Add(good[:40])
 	f.Add([]byte("dimeST\x02\x00"))
 	f.Add(forge(good, func(b []byte) { binary.LittleEndian.PutUint32(b[offFeatures:], 1<<16) }))
+	f.Add(append(slices.Clone(good), 0))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		e, err := ReadState(bytes.NewReader(data))
+		// The same bytes from a pipe (a reader of unknown size), which
+		// ReadState reads by another path: the same verdict.
+		ep, perr := ReadState(iotest.HalfReader(io.MultiReader(bytes.NewReader(data))))
+		if (err == nil) != (perr == nil) {
+			t.Fatalf("from memory: %v; from a pipe: %v", err, perr)
+		}
 		if err != nil {
-			if !errors.Is(err, ErrState) {
-				t.Fatalf("error %v does not match ErrState", err)
+			if !errors.Is(err, ErrState) || !errors.Is(perr, ErrState) {
+				t.Fatalf("errors %v and %v (pipe) do not match ErrState", err, perr)
 			}
 			return
 		}
 		if again, err := e.MarshalBinary(); err != nil || !bytes.Equal(again, data) {
 			t.Fatalf("accepted state does not re-encode identically")
+		}
+		if again, err := ep.MarshalBinary(); err != nil || !bytes.Equal(again, data) {
+			t.Fatalf("state accepted from a pipe does not re-encode identically")
 		}
 	})
 }
@@ -414,7 +426,7 @@ func TestReadStateForgedFilesBounded(t *testing.T) {
 		{"permutations 997", forge(good, func(b []byte) { le.PutUint32(b[offFeatures+4:], 997) }),
 			"truncated: 1025 accumulators and 12 means of 512 features: 1077013468 bytes needed"},
 		{"names 3 for 2 columns", forge(good, func(b []byte) { le.PutUint32(b[offShards+4+16:], 3) }), "3 column names for the 2 columns of X"},
-		{"name of 2^30 bytes", forge(good, func(b []byte) { le.PutUint32(b[offShards+4+16+4:], 1<<30) }), "truncated: a column name: 1073741824 bytes needed"},
+		{"name of 2^30 bytes", forge(good, func(b []byte) { le.PutUint32(b[offShards+4+16+4:], 1<<30) }), "a column name of 1073741824 bytes, want at most 65536"},
 	}
 	// A header that says 2^20 columns with accumulators that still say 2:
 	// refused without building anything.
@@ -433,7 +445,7 @@ func TestReadStateForgedFilesBounded(t *testing.T) {
 		if err := os.WriteFile(path, c.state, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		for _, from := range []string{"file", "memory"} {
+		for _, from := range []string{"file", "memory", "pipe"} {
 			var got *Estimator
 			var err error
 			alloc := allocatedBy(func() {
@@ -444,13 +456,18 @@ func TestReadStateForgedFilesBounded(t *testing.T) {
 					}
 					got, err = ReadState(f)
 					f.Close()
+				} else if from == "pipe" { // a reader of unknown size
+					got, err = ReadState(io.MultiReader(bytes.NewReader(c.state)))
 				} else {
 					got, err = ReadState(bytes.NewReader(c.state))
 				}
 			})
 			ratio := float64(alloc) / float64(len(c.state))
 			t.Logf("%s from %s: %d bytes allocated for %d (%.4f×): %v", c.name, from, alloc, len(c.state), ratio, err)
-			if ratio >= 2 {
+			// From a pipe, the accumulators' bytes are held while they
+			// are decoded: one more time the state's size (measured
+			// 2.03×).
+			if limit := map[string]float64{"pipe": 2.1}[from]; ratio >= max(limit, 2) {
 				t.Errorf("%s from %s: allocated %.4f× the file's size", c.name, from, ratio)
 			}
 			switch {

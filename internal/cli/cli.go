@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/internal/redact"
 	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/monitor"
 	"github.com/dime-project/dime/stream"
@@ -100,10 +101,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dime: %s\n", oneLine(err.Error()))
 		return exitGate
 	case errors.As(err, &intr):
-		fmt.Fprintf(stderr, "dime: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(stderr, "dime: %s\n", redact.String(oneLine(err.Error())))
 		return intr.exitCode()
 	default:
-		fmt.Fprintf(stderr, "dime: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(stderr, "dime: %s\n", redact.String(oneLine(err.Error())))
 		if isUsage(err) {
 			return exitUsage
 		}

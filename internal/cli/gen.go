@@ -177,8 +177,17 @@ func genDataset(src *synth.Stream, dir string, n int, f dimeio.Format, columns [
 		return err
 	}
 	ext := map[dimeio.Format]string{dimeio.Parquet: ".parquet", dimeio.IPCFile: ".arrow", dimeio.IPCStream: ".arrows", dimeio.CSV: ".csv"}[f]
+	// SIGINT and SIGTERM end the writing between two files, and what was
+	// written is removed: no partial dataset is left.
+	sigs := notifySignals()
+	defer sigs.stop()
 	var done int64
 	for k := 0; k < n; k++ {
+		select {
+		case <-sigs.Done():
+			return fail(sigs.err("nothing: the files written were removed"))
+		default:
+		}
 		count := rows / int64(n)
 		if int64(k) < rows%int64(n) {
 			count++

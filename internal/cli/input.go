@@ -9,10 +9,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/internal/redact"
 	dimeio "github.com/dime-project/dime/io"
 )
 
@@ -24,6 +26,7 @@ type inputFlags struct {
 	where       string
 	limit       int64
 	strict      bool
+	stall       time.Duration
 	// workers is the number of decoding goroutines (0: the reader's
 	// default); not a flag.
 	workers int
@@ -36,11 +39,12 @@ func (f *inputFlags) register(fs *flagSet) {
 	fs.BoolVar(&f.strict, "strict", false, "make an Arrow IPC stream without its end-of-stream marker (truncated?) an error rather than a warning")
 	fs.StringVar(&f.where, "where", "", "read only the files whose hive partitions (key=value directories) meet these conditions, e.g. 'region=eu,date>=2026-11-01' (comma = and; = != < <= > >=)")
 	fs.Int64Var(&f.limit, "limit", 0, "stop after this many rows (0: all)")
+	fs.DurationVar(&f.stall, "stall-timeout", 0, "abandon a request to object storage that sends nothing for this long (default $DIME_STALL_TIMEOUT, or 2m)")
 }
 
 // options returns the reader options for the given views.
 func (f *inputFlags) options(xcols, ycols []string) (dimeio.Options, error) {
-	opts := dimeio.Options{X: xcols, Y: ycols, BatchSize: f.batchSize, SkipInvalid: f.skipInvalid, Strict: f.strict, MaxAbs: exact.MaxAbsValue, Limit: f.limit, Workers: f.workers}
+	opts := dimeio.Options{X: xcols, Y: ycols, BatchSize: f.batchSize, SkipInvalid: f.skipInvalid, Strict: f.strict, MaxAbs: exact.MaxAbsValue, Limit: f.limit, Workers: f.workers, StallTimeout: f.stall}
 	if f.format != "" {
 		format, err := dimeio.ParseFormat(f.format)
 		if err != nil {
@@ -193,7 +197,7 @@ func inputError(err error) error {
 // warnInput prints the reader's warnings on stderr, one line each.
 func warnInput(e *env, r *dimeio.DatasetReader) {
 	for _, w := range r.Warnings() {
-		fmt.Fprintf(e.stderr, "dime: warning: %s (--strict makes this an error)\n", oneLine(w))
+		fmt.Fprintf(e.stderr, "dime: warning: %s (--strict makes this an error)\n", redact.String(oneLine(w)))
 	}
 }
 
@@ -209,7 +213,7 @@ func datasetArgs(command string, pos []string) ([]string, error) {
 // describeInput names the input of a report: the arguments, and the number
 // of files when it is not one.
 func describeInput(args []string, r *dimeio.DatasetReader) string {
-	s := strings.Join(args, " ")
+	s := redact.String(strings.Join(args, " "))
 	if n := r.Files(); n != 1 || len(args) != 1 {
 		s += fmt.Sprintf(" (%d files)", n)
 	}

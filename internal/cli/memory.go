@@ -7,6 +7,7 @@ import (
 
 	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/internal/memlimit"
+	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/stream"
 )
 
@@ -80,7 +81,12 @@ func checkStreamMemory(cfg stream.Config, dimX, dimY int) error {
 	if cfg.BandwidthX.NeedsData() || cfg.BandwidthY.NeedsData() {
 		rows += uint64(cfg.PilotRows)
 	}
-	need := rffMemory(cfg.Features, cfg.Permutations, cfg.Groups) + 8*uint64(cfg.Features)*d + 2*8*d*rows
+	// The reader's blocks and record batches: about five of them in
+	// flight (three blocks of the dataset reader and two decoded batches),
+	// each at most io.MaxBlockBytes of values (at the default batch size,
+	// less for narrow rows).
+	block := min(8*d*dimeio.DefaultBatchSize, dimeio.MaxBlockBytes)
+	need := rffMemory(cfg.Features, cfg.Permutations, cfg.Groups) + 8*uint64(cfg.Features)*d + 2*8*d*rows + 5*block
 	what := fmt.Sprintf("--features %d with %d permutations on %d+%d columns", cfg.Features, cfg.Permutations, dimX, dimY)
 	if cfg.ShuffleRows > 0 {
 		what += fmt.Sprintf(" and --shuffle-buffer %d", cfg.ShuffleRows)

@@ -62,6 +62,9 @@ func readStateFile(path string) (*stream.Estimator, error) {
 		return nil, usageError{err}
 	}
 	defer f.Close()
+	if info, err := f.Stat(); err == nil && info.IsDir() {
+		return nil, usagef("%s: is a directory, not a state file", path)
+	}
 	est, err := stream.ReadState(f)
 	if err != nil {
 		if errors.Is(err, stream.ErrState) {

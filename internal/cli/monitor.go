@@ -16,6 +16,8 @@ import (
 	"github.com/dime-project/dime/monitor"
 	"github.com/dime-project/dime/monitor/metrics"
 	"github.com/dime-project/dime/stream"
+
+	"github.com/dime-project/dime/internal/redact"
 )
 
 // threshold is a float flag that is unset (nil) until given.
@@ -340,7 +342,7 @@ func monitorInput(e *env, sigs *signals, inputs []string, opts dimeio.Options, m
 								source, opts.TimeColumn, row, late.Time.Format(time.RFC3339Nano), late.WindowStart.Format(time.RFC3339Nano))
 						}
 					}
-					source := strings.Join(inputs, " ")
+					source := redact.String(strings.Join(inputs, " "))
 					if source == "-" {
 						source = "stdin"
 					}

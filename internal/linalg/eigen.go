@@ -3,11 +3,12 @@ package linalg
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack"
-	"gonum.org/v1/gonum/lapack/lapack64"
+	"gonum.org/v1/gonum/lapack/gonum"
 )
 
 // ErrNoConvergence is returned when the eigenvalue iteration fails to
@@ -34,7 +35,9 @@ type SymEigensolver struct {
 // The backend in use (Current) does the work: gonum's Dsyev or OpenBLAS's
 // LAPACK Dsyevd, both values-only (tridiagonal reduction, then the
 // root-free QR iteration of Dsterf); their results agree to round-off. NaN
-// or Inf in the matrix gives ErrNoConvergence on both.
+// or Inf in the matrix gives ErrNoConvergence on both. A matrix of tiny
+// entries (below 1e-100) is scaled by a power of two before and its
+// eigenvalues after, so that any finite matrix is solved.
 func (s *SymEigensolver) EigenvaluesInPlace(dst []float64, a blas64.Symmetric) ([]float64, error) {
 	n := a.N
 	if n == 0 {
@@ -47,23 +50,94 @@ func (s *SymEigensolver) EigenvaluesInPlace(dst []float64, a blas64.Symmetric) (
 		dst = make([]float64, n)
 	}
 	dst = dst[:n]
-	if Current() == OpenBLAS {
-		return s.lapackeEigenvalues(dst, a)
+	// A matrix of tiny entries is scaled by a power of two (exactly) to
+	// entries near 1 first: gonum's Dsyev, which scales such a matrix
+	// itself, panics in Dsterf's rescaling below about 1e-146.
+	exp := tinyExponent(a)
+	if exp != 0 {
+		ldexpTriangle(a, -exp)
 	}
-	return s.gonumEigenvalues(dst, a)
+	var err error
+	if Current() == OpenBLAS {
+		dst, err = s.lapackeEigenvalues(dst, a)
+	} else {
+		dst, err = s.gonumEigenvalues(dst, a)
+	}
+	if err == nil && exp != 0 {
+		for i := range dst {
+			dst[i] = math.Ldexp(dst[i], exp)
+		}
+	}
+	return dst, err
+}
+
+// tinyScale is the largest magnitude of a matrix that EigenvaluesInPlace
+// scales up before solving: well above LAPACK's own threshold (the square
+// root of the safe minimum over the machine epsilon, about 1e-146).
+const tinyScale = 1e-100
+
+// tinyExponent returns the binary exponent of the largest |entry| of a's
+// triangle when it is positive and below tinyScale, and 0 otherwise (NaN and
+// Inf included: the solver reports them).
+func tinyExponent(a blas64.Symmetric) int {
+	var m float64
+	for i := 0; i < a.N; i++ {
+		row := a.Data[i*a.Stride:]
+		lo, hi := i, a.N
+		if a.Uplo == blas.Lower {
+			lo, hi = 0, i+1
+		}
+		for _, v := range row[lo:hi] {
+			if !(math.Abs(v) <= m) {
+				m = math.Abs(v)
+			}
+		}
+	}
+	if !(m > 0 && m < tinyScale) {
+		return 0
+	}
+	_, exp := math.Frexp(m)
+	return exp
+}
+
+// ldexpTriangle multiplies a's triangle by 2**exp, entry by entry (a factor
+// 2**exp itself may not be a float64).
+func ldexpTriangle(a blas64.Symmetric, exp int) {
+	for i := 0; i < a.N; i++ {
+		row := a.Data[i*a.Stride:]
+		lo, hi := i, a.N
+		if a.Uplo == blas.Lower {
+			lo, hi = 0, i+1
+		}
+		for j := lo; j < hi; j++ {
+			row[j] = math.Ldexp(row[j], exp)
+		}
+	}
 }
 
 // gonumEigenvalues is EigenvaluesInPlace with gonum's LAPACK, for len(dst) = n
 // > 0. gonum's LAPACK calls the BLAS through blas64, so it is pure Go only
 // while blas64 is gonum's (as Use(Gonum) makes it).
+//
+// It does what Dsyev does for eigenvalues only (Dsytrd, then the QL/QR
+// iteration of the tridiagonal matrix), but iterates with Dsteqr rather
+// than Dsterf: gonum's Dsterf panics ("insufficient length of a") when a
+// block of the tridiagonal matrix is small enough to be rescaled (below
+// about 1e-122, as the Gram matrix of a nearly constant column has), where
+// Dsteqr rescales correctly. The two agree to round-off.
 func (s *SymEigensolver) gonumEigenvalues(dst []float64, a blas64.Symmetric) ([]float64, error) {
-	if s.n != a.N || s.backend != Gonum || s.work == nil {
+	n := a.N
+	var impl gonum.Implementation
+	if s.n != n || s.backend != Gonum || s.work == nil {
 		query := []float64{0}
-		lapack64.Syev(lapack.EVNone, a, dst, query, -1)
-		s.work = make([]float64, int(query[0]))
-		s.n, s.backend = a.N, Gonum
+		impl.Dsytrd(a.Uplo, n, a.Data, a.Stride, nil, nil, nil, query, -1)
+		// e and tau (n-1 each), then Dsytrd's workspace.
+		s.work = make([]float64, 2*n+max(1, int(query[0])))
+		s.n, s.backend = n, Gonum
 	}
-	if ok := lapack64.Syev(lapack.EVNone, a, dst, s.work, len(s.work)); !ok {
+	e, tau, work := s.work[:n], s.work[n:2*n], s.work[2*n:]
+	impl.Dsytrd(a.Uplo, n, a.Data, a.Stride, dst, e, tau, work, len(work))
+	if ok := impl.Dsteqr(lapack.EVCompNone, n, dst, e, nil, 1, nil); !ok {
 		return nil, ErrNoConvergence
 	}
 	return dst, nil

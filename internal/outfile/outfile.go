@@ -33,6 +33,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"syscall"
 )
@@ -299,7 +300,12 @@ func writeAtomic(path string, perm fs.FileMode, write func(w io.Writer) error) (
 	if err != nil {
 		return fail(path, "cannot create the output in "+filepath.Dir(path), err)
 	}
+	interrupted := abortOnSignal(f)
+	watching := true
 	defer func() {
+		if watching && interrupted() {
+			err = &Error{Path: path, Reason: "interrupted by a signal while writing; nothing was written"}
+		}
 		if err != nil {
 			f.Close()
 			os.Remove(tmp)
@@ -319,6 +325,11 @@ func writeAtomic(path string, perm fs.FileMode, write func(w io.Writer) error) (
 	if err := f.Close(); err != nil {
 		return fail(path, "writing the output", err)
 	}
+	// From here on the temporary is complete: a signal no longer undoes it.
+	watching = false
+	if interrupted() {
+		return &Error{Path: path, Reason: "interrupted by a signal while writing; nothing was written"}
+	}
 	// The target may have changed since plan looked: rename only over a
 	// regular file or nothing.
 	if info, err := os.Lstat(path); err == nil && !info.Mode().IsRegular() {
@@ -329,6 +340,34 @@ func writeAtomic(path string, perm fs.FileMode, write func(w io.Writer) error) (
 	}
 	syncDir(filepath.Dir(path))
 	return nil
+}
+
+// abortOnSignal closes f if SIGINT or SIGTERM comes before the returned
+// function is called, which then reports whether one came: the write then
+// fails, and writeAtomic removes the temporary file, so that a command
+// interrupted while it writes (by a second Ctrl-C, which the command does not
+// catch) leaves neither the target half-written nor a temporary behind.
+func abortOnSignal(f *os.File) (done func() bool) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	stop := make(chan struct{})
+	finished := make(chan struct{})
+	var got bool
+	go func() {
+		defer close(finished)
+		select {
+		case <-ch:
+			got = true
+			f.Close()
+		case <-stop:
+		}
+	}()
+	return func() bool {
+		signal.Stop(ch)
+		close(stop)
+		<-finished
+		return got
+	}
 }
 
 // createTemp creates a new file next to path with the permissions 0666 minus

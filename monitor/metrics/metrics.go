@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
+	"log"
 	"math"
 	"net"
 	"net/http"
@@ -18,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/net/netutil"
 
 	"github.com/dime-project/dime/monitor"
 )
@@ -305,10 +308,37 @@ type Server struct {
 	done chan error
 }
 
-// Serve serves m.Handler on ln in a goroutine of its own, until Close.
+// The bounds of a metrics server: a scraper or a client that opens
+// connections and leaves them idle must not take the process's file
+// descriptors, or /healthz with them.
+const (
+	// MaxConns is the number of connections served at once; more wait to
+	// be accepted until one closes.
+	MaxConns = 256
+	// IdleTimeout closes a keep-alive connection idle this long (a
+	// scraper reconnects at its next scrape, which costs little).
+	IdleTimeout = 30 * time.Second
+)
+
+// idleTimeout is IdleTimeout, but for tests.
+var idleTimeout = IdleTimeout
+
+// Serve serves m.Handler on ln in a goroutine of its own, until Close: at
+// most MaxConns connections at once, each closed after IdleTimeout idle,
+// 5 s to send its request headers and 30 s to read the request and write
+// the answer. Errors of the server (a failed accept) are not logged.
 func (m *Metrics) Serve(ln net.Listener) *Server {
-	s := &Server{srv: &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 5 * time.Second}, ln: ln, done: make(chan error, 1)}
-	go func() { s.done <- s.srv.Serve(ln) }()
+	srv := &http.Server{
+		Handler:           m.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          log.New(io.Discard, "", 0),
+	}
+	s := &Server{srv: srv, ln: netutil.LimitListener(ln, MaxConns), done: make(chan error, 1)}
+	go func() { s.done <- s.srv.Serve(s.ln) }()
 	return s
 }
 

@@ -16,6 +16,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -45,12 +46,31 @@ func main() {
 	host.LimitMemory()
 	var o options
 	o.register(flag.CommandLine)
-	flag.Usage = func() { usage(flag.CommandLine.Output()) }
-	flag.Parse()
+	flag.CommandLine.Init("dimebeam", flag.ContinueOnError)
+	if code, ok := parseFlags(flag.CommandLine, os.Args[1:], os.Stderr); !ok {
+		os.Exit(code)
+	}
 	// A worker started by a runner runs its harness here and never returns.
 	beam.Init()
 	o.args = flag.Args()
 	os.Exit(run(context.Background(), o, os.Stdout, os.Stderr))
+}
+
+// parseFlags parses the command line: a bad flag is one line on w and exit
+// status 2, -h the usage and 0; ok is true when the command should run.
+func parseFlags(fs *flag.FlagSet, args []string, w io.Writer) (code int, ok bool) {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, flag.ErrHelp):
+		usage(w)
+		return 0, false
+	}
+	fmt.Fprintf(w, "dimebeam: %v (run dimebeam -h for the flags)\n", err)
+	return 2, false
 }
 
 func usage(w io.Writer) {

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 
 	dimebeam "github.com/dime-project/dime/beam"
+	"github.com/dime-project/dime/internal/redact"
 	"github.com/dime-project/dime/internal/report"
 	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/stream"
@@ -42,7 +43,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(stderr, "dimebeam: %s\n", strings.TrimPrefix(errorLine(err), "dimebeam: "))
+	fmt.Fprintf(stderr, "dimebeam: %s\n", redact.String(strings.TrimPrefix(errorLine(err), "dimebeam: ")))
 	if errors.Is(err, errUsage) {
 		return 2
 	}
@@ -58,9 +59,10 @@ func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if runner == "" {
 		runner = "prism"
 	}
+	given := runner
 	runner = strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(runner, "Runner"), "runner"))
 	if !slices.Contains(knownRunners, runner) {
-		return usagef("--runner %q: want one of %s", runner, strings.Join(knownRunners, ", "))
+		return usagef("--runner %q: want one of %s", given, strings.Join(knownRunners, ", "))
 	}
 	if err := checkEnvironment(runner); err != nil {
 		return err
@@ -88,7 +90,7 @@ func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	// The input as dime score names it: the arguments, and the number of
 	// files when it is not one.
-	input := strings.Join(inputs, " ")
+	input := redact.String(strings.Join(inputs, " "))
 	if files != 1 || len(inputs) != 1 {
 		input += fmt.Sprintf(" (%d files)", files)
 	}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"strings"
+	"testing"
+)
+
+// TestRunnerNamedAsGiven: an unknown runner is named as the user gave it.
+// Before, --runner nosuchrunner was reported as "nosuch".
+func TestRunnerNamedAsGiven(t *testing.T) {
+	o := options{runner: "nosuchrunner", x: "a", y: "b"}
+	o.inputs = inputList{t.TempDir()}
+	var out, errb bytes.Buffer
+	code := run(context.Background(), o, &out, &errb)
+	if code != 2 || !strings.Contains(errb.String(), `--runner "nosuchrunner"`) {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// TestFlagErrorOneLine: a bad flag is one line and exit 2, and -h the
+// usage with exit 0. Before, a bad flag printed the 60-line usage.
+func TestFlagErrorOneLine(t *testing.T) {
+	for _, c := range []struct {
+		args  []string
+		code  int
+		lines int
+	}{
+		{[]string{"--nosuchflag"}, 2, 1},
+		{[]string{"--features", "many"}, 2, 1},
+	} {
+		fs := flag.NewFlagSet("dimebeam", flag.ContinueOnError)
+		var o options
+		o.register(fs)
+		var out bytes.Buffer
+		code, ok := parseFlags(fs, c.args, &out)
+		if ok || code != c.code || strings.Count(out.String(), "\n") != c.lines || !strings.HasPrefix(out.String(), "dimebeam: ") {
+			t.Errorf("%v: exit %d, output %q", c.args, code, out.String())
+		}
+	}
+	fs := flag.NewFlagSet("dimebeam", flag.ContinueOnError)
+	var o options
+	o.register(fs)
+	var out bytes.Buffer
+	if code, ok := parseFlags(fs, []string{"-h"}, &out); ok || code != 0 || !strings.Contains(out.String(), "usage: dimebeam") {
+		t.Errorf("-h: exit %d, output %.80q", code, out.String())
+	}
+}

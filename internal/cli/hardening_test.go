@@ -1,0 +1,236 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dime-project/dime/internal/s3test"
+)
+
+// TestTinyMagnitudes: a column of valid values of magnitude 1e-200 is
+// scored, monitored and compared without a panic. Before, the RFF-HSIC
+// test's eigensolver panicked ("lapack: insufficient length of a").
+func TestTinyMagnitudes(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("x,y\n")
+	for i := range 600 {
+		k := float64(i%37 + 1)
+		fmt.Fprintf(&b, "%g,%g\n", k*1e-200, k*k*1e-200)
+	}
+	path := filepath.Join(dir, "tiny.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"score", path, "--x", "x", "--y", "y", "--features", "16", "--json"},
+		{"monitor", path, "--x", "x", "--y", "y", "--features", "16", "--window-rows", "200"},
+		{"compare", path, "--x", "x", "--y", "y", "--sample", "100", "--features", "16"},
+	} {
+		code, out, errs := run(t, args...)
+		if code != 0 || out == "" {
+			t.Errorf("%s: exit %d, stderr %q", args[0], code, errs)
+		}
+	}
+}
+
+// TestStatesFromDevicesAndDirectories: merge and monitor --baseline end with
+// exit 2 and one line on /dev/zero, /dev/urandom and a directory. Before,
+// /dev/zero was read whole (out of memory), /dev/urandom grew the process to
+// 1.6 GB, and a directory exited 1.
+func TestStatesFromDevicesAndDirectories(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "d.csv")
+	os.WriteFile(data, []byte("x,y\n1,2\n2,3\n3,5\n"), 0o644)
+	for _, state := range []string{"/dev/zero", "/dev/urandom", dir} {
+		for _, args := range [][]string{
+			{"merge", state},
+			{"monitor", data, "--x", "x", "--y", "y", "--window-rows", "2", "--baseline", state},
+		} {
+			code, out, errs := runBinaryIn(t, dir, nil, args...)
+			if code != 2 || out != "" || !strings.HasPrefix(errs, "dime: ") || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, state) {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line naming %s", args, code, out, errs, state)
+			}
+		}
+	}
+}
+
+// TestNoSecretsInMessages: credentials planted in a URL's user information
+// and in an Azure SAS token appear in no output or message of score (its
+// --json input, its table, its errors), on a real S3-protocol server and a
+// refused loopback port. Before, s3://KEY:SECRET@bucket/… was echoed in
+// --json's input and in errors, and the SAS token's sig=… in transport
+// errors.
+func TestNoSecretsInMessages(t *testing.T) {
+	srv := s3test.Start(t, "bucket")
+	srv.Put(t, "bucket", "a.csv", []byte("x,y\n1,2\n2,3\n3,5\n4,4\n5,7\n"))
+	withSecret := func(key string) string {
+		return "s3://AKIAPLANTED:PLANTEDsecret@bucket/" + key + "?" + srv.Params()
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"score", withSecret("a.csv"), "--x", "x", "--y", "y", "--features", "8", "--json"}, 0},
+		{[]string{"score", withSecret("a.csv"), "--x", "x", "--y", "y", "--features", "8"}, 0},
+		{[]string{"score", withSecret("missing.csv"), "--x", "x", "--y", "y"}, 2},
+		{[]string{"score", withSecret("a.csv"), "--x", "nope", "--y", "y"}, 2},
+	} {
+		code, out, errs := run(t, c.args...)
+		if code != c.code {
+			t.Errorf("%v: exit %d, want %d: %s", c.args[1:], code, c.code, errs)
+		}
+		if strings.Contains(out+errs, "PLANTED") {
+			t.Errorf("%v: a planted secret in the output: %q %q", c.args[1:], out, errs)
+		}
+		if c.code == 0 && !strings.Contains(out, "REDACTED@bucket/a.csv") {
+			t.Errorf("%v: the input is not named: %q", c.args[1:], out)
+		}
+	}
+
+	// An Azure SAS token in the environment, and a transport error that
+	// quotes the request's URL.
+	for k, v := range map[string]string{
+		"AZURE_STORAGE_ACCOUNT": "devacct", "AZURE_STORAGE_DOMAIN": "127.0.0.1:1", "AZURE_STORAGE_PROTOCOL": "http",
+		"AZURE_STORAGE_IS_LOCAL_EMULATOR": "true", "AZURE_STORAGE_SAS_TOKEN": "sv=2024-01-01&se=2030-01-01&sp=r&sig=PLANTEDsig%2B",
+	} {
+		t.Setenv(k, v)
+	}
+	code, out, errs := runBinaryIn(t, t.TempDir(), nil, "score", "azblob://c/a.csv", "--x", "x", "--y", "y")
+	if code == 0 || strings.Contains(out+errs, "PLANTED") || !strings.Contains(errs, "sig=REDACTED") {
+		t.Errorf("azblob with a SAS token: exit %d, stdout %q, stderr %q; want an error with sig=REDACTED", code, out, errs)
+	}
+}
+
+// TestGCSWithoutCredentialsStdoutClean: gs:// without Google Cloud
+// credentials is one line on stderr, exit 2, and nothing on stdout. Before,
+// gocloud.dev printed "Warning: unable to load GCP Default Credentials" on
+// stdout, ahead of the JSON.
+func TestGCSWithoutCredentialsStdoutClean(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", filepath.Join(dir, "missing.json"))
+	t.Setenv("GCE_METADATA_HOST", "127.0.0.1:1") // never the metadata server
+	code, out, errs := runBinaryIn(t, dir, nil, "score", "gs://bucket/a.csv", "--x", "x", "--y", "y", "--json")
+	if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "no Google Cloud credentials") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, no stdout, one line", code, out, errs)
+	}
+}
+
+// TestHugeBatchSize: --batch-size 2000000000 on a small file reads it.
+// Before, the dataset reader's blocks were made for that many rows and the
+// process died with a runtime dump.
+func TestHugeBatchSize(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "d.csv")
+	os.WriteFile(path, []byte("x,y\n1,2\n2,3\n3,5\n4,4\n5,7\n"), 0o644)
+	code, out, errs := run(t, "score", path, "--x", "x", "--y", "y", "--features", "8", "--batch-size", "2000000000", "--json")
+	if code != 0 || !strings.Contains(out, `"rows":5`) {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+// TestObjectStoreStall: an S3 endpoint on loopback that accepts and never
+// answers ends the command after the stall timeout (--stall-timeout, or
+// DIME_STALL_TIMEOUT) with exit 2 and one line that says so. Before, the
+// command hung indefinitely.
+func TestObjectStoreStall(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // never answered
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+	t.Setenv("AWS_ACCESS_KEY_ID", "dime-test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "dime-test-secret")
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	url := "s3://bucket/a.csv?endpoint=" + "http%3A%2F%2F" + ln.Addr().String() + "&use_path_style=true&disable_https=true"
+	for _, c := range []struct {
+		args []string
+		env  string
+	}{
+		{[]string{"--stall-timeout", "1s"}, ""},
+		{nil, "1s"},
+	} {
+		t.Setenv("DIME_STALL_TIMEOUT", c.env)
+		start := time.Now()
+		code, out, errs := runBinaryIn(t, t.TempDir(), nil, append([]string{"score", url, "--x", "x", "--y", "y"}, c.args...)...)
+		took := time.Since(start)
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "sent nothing for 1s") {
+			t.Errorf("%v %s: exit %d, stdout %q, stderr %q; want exit 2 and one line about the stall", c.args, c.env, code, out, errs)
+		}
+		if took > 30*time.Second {
+			t.Errorf("%v %s: took %v for a stall timeout of 1s", c.args, c.env, took)
+		}
+	}
+}
+
+// TestGenFilesInterrupted: SIGINT during gen --files removes the files
+// written so far and exits 130. Before, the partitions written stayed, the
+// last one 0 bytes.
+func TestGenFilesInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "ds")
+	cmd := exec.Command(dimeBinary, "gen", "--rows", "4000000", "--dim", "2", "--files", "2000", "--out", out)
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the first partitions, then interrupt.
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if ents, _ := os.ReadDir(out); len(ents) >= 3 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 130 {
+		t.Errorf("gen: %v, want exit 130 (stderr %q)", err, errb.String())
+	}
+	if _, err := os.Stat(out); err == nil {
+		ents, _ := os.ReadDir(out)
+		t.Errorf("%s is still there, with %d entries", out, len(ents))
+	}
+}
+
+// TestControlCharactersEscaped: a path or column name with an escape
+// sequence reaches stderr as \xNN, not raw. Before, it went to the terminal
+// as it was.
+func TestControlCharactersEscaped(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "a\x1b[2Jb.csv")
+	code, _, errs := run(t, "score", name, "--x", "x", "--y", "y")
+	if code != 2 || strings.ContainsAny(errs[:len(errs)-1], "\x1b\n\r") || !strings.Contains(errs, `a\x1b[2Jb.csv`) {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
