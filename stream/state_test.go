@@ -380,6 +380,7 @@ func TestReadStateForgedFilesBounded(t *testing.T) {
 	x, y := rows(t, synth.Spec{Kind: synth.Gaussian, Dim: d, MI: 1, Seed: 6}, 200)
 	cfg := DefaultConfig() // D = 256, K = 4 groups of 7 accumulators: a 29 MB state
 	cfg.XColumns, cfg.YColumns = []string{"a", "b"}, []string{"c", "d"}
+	cfg.Standardize = false // version 3: TestReadStateScaledBounded forges version 4
 	e, _ := New(d, d, cfg)
 	addBlocks(t, e, x, y, d, 200)
 	good, err := e.MarshalBinary()

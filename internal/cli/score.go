@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -25,7 +26,8 @@ func runScore(e *env, args []string) error {
 	in.workers = 1
 	save := fs.String("save-state", "", "save the estimator's state to this file (combine shards with dime merge; - for stdout, the report then goes to stderr)")
 	force := fs.Bool("force", false, "let --save-state write through a symbolic link, FIFO or device (as the shell's > would)")
-	pilot := fs.Int("pilot-rows", stream.DefaultPilotRows, "rows held back to choose median or auto bandwidths")
+	pilot := fs.Int("pilot-rows", stream.DefaultPilotRows, "rows held back to choose the columns' scales and median or auto bandwidths (the first rows of the dataset, files in path order)")
+	like := fs.String("like", "", "take every estimator setting (kernel, alpha, D, variant, P, groups, seed, precision, bandwidths, scales) from this saved state, so that this run's state merges with it")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -50,6 +52,11 @@ func runScore(e *env, args []string) error {
 		return usagef("--pilot-rows %d: want at least 2", *pilot)
 	}
 	cfg.PilotRows = *pilot
+	if *like != "" {
+		if cfg, err = likeConfig(fs, *like); err != nil {
+			return err
+		}
+	}
 	if _, set := os.LookupEnv("GOGC"); !set {
 		// score keeps a fixed working set (the accumulators: 56 MiB at the
 		// defaults, D = 256 and 4 groups with the self terms; feature
@@ -157,6 +164,8 @@ func runScore(e *env, args []string) error {
 	if stopped {
 		rep.Partial = true
 	}
+	rep.SetScaling(est.Scaling(), cfg.PilotRows)
+	warnReport(e, &rep, r.DimX(), r.DimY(), math.Log(float64(2*cfg.Features)))
 	if err := printReport(e.stdout, rep, ef.asJSON); err != nil {
 		return err
 	}
