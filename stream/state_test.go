@@ -217,6 +217,14 @@ func FuzzReadState(f *testing.F) {
 	f.Add(good)
 	f.Add(good[:40])
 	f.Add([]byte("dimeST\x02\x00"))
+	// A standardized estimator's state (version 4, with its scaling).
+	scfg := testConfig(1, 2, 1, 1)
+	scfg.Standardize = true
+	se, _ := New(1, 1, scfg)
+	se.Add(x, y, 50)
+	scaled, _ := se.MarshalBinary()
+	f.Add(scaled)
+	f.Add(scaled[:len(scaled)/2])
 	f.Add(forge(good, func(b []byte) { binary.LittleEndian.PutUint32(b[offFeatures:], 1<<16) }))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		e, err := ReadState(bytes.NewReader(data))

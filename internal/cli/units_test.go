@@ -177,3 +177,36 @@ func TestPeopleExample(t *testing.T) {
 		t.Errorf("height vs spend: p %v", p)
 	}
 }
+
+// TestMonitorLike: monitor --like takes a saved state's settings (its
+// scales and bandwidths) for every window; an estimator flag with --like
+// is a one-line usage error.
+func TestMonitorLike(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv")
+	writeUnits(t, a, 2000, 2144, func([]float64) {})
+	writeUnits(t, b, 2000, 2145, func([]float64) {})
+	ref := filepath.Join(dir, "a.state")
+	views := []string{"--x", "x0,x1", "--y", "y0,y1"}
+	if code, _, errs := runBinary(t, nil, append([]string{"score", a, "--features", "16", "--sigma", "median", "--save-state", ref}, views...)...); code != 0 {
+		t.Fatalf("score: %s", errs)
+	}
+	st := decode(t, func() string {
+		_, out, _ := runBinary(t, nil, "merge", ref, "--json")
+		return out
+	}())
+	code, out, errs := runBinary(t, nil, append([]string{"monitor", b, "--window-rows", "1000", "--like", ref, "--json"}, views...)...)
+	if code != 0 {
+		t.Fatalf("monitor --like: %s", errs)
+	}
+	for i, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		w := decode(t, l)
+		if w["sigma_x"] != st["sigma_x"] || w["sigma_y"] != st["sigma_y"] {
+			t.Errorf("window %d: sigma %v, %v; the state's %v, %v", i, w["sigma_x"], w["sigma_y"], st["sigma_x"], st["sigma_y"])
+		}
+	}
+	code, _, errs = runBinary(t, nil, append([]string{"monitor", b, "--window-rows", "1000", "--like", ref, "--sigma", "auto"}, views...)...)
+	if code != 2 || !strings.Contains(errs, "--sigma with --like") || strings.Count(errs, "\n") != 1 {
+		t.Errorf("--sigma with --like: exit %d, %q", code, errs)
+	}
+}
