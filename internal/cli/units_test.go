@@ -54,9 +54,9 @@ func TestCommandsScaleFree(t *testing.T) {
 	}{
 		{"score", []string{"score", "--features", "32"}, keys},
 		{"score median", []string{"score", "--features", "32", "--sigma", "median"}, keys},
-		{"score auto", []string{"score", "--features", "32", "--sigma", "auto"}, keys},
+		{"score auto", []string{"score", "--features", "32", "--sigma", "auto", "--pilot-rows", "300"}, keys},
 		{"exact", []string{"exact", "--sample", "400"}, keys},
-		{"sweep", []string{"sweep", "--sample", "200"}, []string{"auto_sigma_x", "auto_sigma_y"}},
+		{"sweep", []string{"sweep", "--sample", "200", "--pilot-rows", "300"}, []string{"auto_sigma_x", "auto_sigma_y"}},
 		{"monitor", []string{"monitor", "--window-rows", "1000", "--features", "32"}, []string{"entropy_joint", "mutual_information", "dime", "p_value"}},
 	} {
 		var outs [2]string
@@ -85,19 +85,17 @@ func TestCommandsScaleFree(t *testing.T) {
 }
 
 // TestAutoSigmaAgrees: dime score --sigma auto and dime sweep choose the
-// same bandwidths on the same data and seed (both on the first 1000 rows),
-// and the defaults find the dependence that --sigma median on
-// standardized copies finds.
+// same bandwidths on the same data and seed (both on the first rows).
 func TestAutoSigmaAgrees(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "u.parquet")
 	writeUnits(t, path, 5000, 2142, func([]float64) {})
 	views := []string{"--x", "x0,x1", "--y", "y0,y1", "--json"}
-	code, out, errs := runBinary(t, nil, append([]string{"score", path, "--sigma", "auto", "--features", "32"}, views...)...)
+	code, out, errs := runBinary(t, nil, append([]string{"score", path, "--sigma", "auto", "--features", "32", "--pilot-rows", "300"}, views...)...)
 	if code != 0 {
 		t.Fatalf("score: %s", errs)
 	}
 	score := decode(t, out)
-	code, out, errs = runBinary(t, nil, append([]string{"sweep", path, "--sample", "300"}, views...)...)
+	code, out, errs = runBinary(t, nil, append([]string{"sweep", path, "--sample", "300", "--pilot-rows", "300"}, views...)...)
 	if code != 0 {
 		t.Fatalf("sweep: %s", errs)
 	}
