@@ -38,7 +38,7 @@ func writeUnits(t *testing.T, path string, rows int, seed uint64, f func(row []f
 }
 
 // TestCommandsScaleFree multiplies one column by 1e4 and shifts another by
-// 1e6: score, exact, compare, monitor and sweep report the same estimates
+// 1e6: score, exact, sweep, monitor and compare report the same estimates
 // to 1e-6 relative at their defaults, and with --sigma median and auto.
 func TestCommandsScaleFree(t *testing.T) {
 	dir := t.TempDir()
@@ -79,6 +79,31 @@ func TestCommandsScaleFree(t *testing.T) {
 				if rel := math.Abs(va-vb) / math.Abs(va); !(rel <= 1e-6) {
 					t.Errorf("%s line %d: %s %v, rescaled %v (relative %.3g)", c.name, i, k, va, vb, rel)
 				}
+			}
+		}
+	}
+	// compare: its exact estimate and each RFF run.
+	var cmp [2]map[string]any
+	for i, p := range []string{a, b} {
+		code, out, errs := runBinary(t, nil, append([]string{"compare", p, "--sample", "300", "--features", "16,32"}, views...)...)
+		if code != 0 {
+			t.Fatalf("compare: exit %d: %s", code, errs)
+		}
+		cmp[i] = decode(t, out)
+	}
+	pick := func(m map[string]any) []map[string]any {
+		out := []map[string]any{m["exact"].(map[string]any)}
+		for _, r := range m["rff"].([]any) {
+			out = append(out, r.(map[string]any))
+		}
+		return out
+	}
+	ca, cb := pick(cmp[0]), pick(cmp[1])
+	for i := range ca {
+		for _, k := range keys {
+			va, vb := num(t, ca[i], k), num(t, cb[i], k)
+			if rel := math.Abs(va-vb) / math.Abs(va); !(rel <= 1e-6) {
+				t.Errorf("compare estimate %d: %s %v, rescaled %v (relative %.3g)", i, k, va, vb, rel)
 			}
 		}
 	}
