@@ -195,7 +195,7 @@ func runMonitor(e *env, args []string) error {
 	// the first bytes of stdin.
 	sigs := notifySignals()
 	defer sigs.stop()
-	ww := &windowWriter{w: e.stdout, json: ef.asJSON, timed: *window != 0, baseline: mcfg.Baseline != nil}
+	ww := &windowWriter{w: e.stdout, stderr: e.stderr, json: ef.asJSON, timed: *window != 0, baseline: mcfg.Baseline != nil}
 	err = monitorInput(e, sigs, inputs, opts, mcfg, func(w monitor.Window) error {
 		if met != nil {
 			met.Observe(w)

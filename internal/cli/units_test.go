@@ -233,3 +233,26 @@ func TestMonitorLike(t *testing.T) {
 		t.Errorf("--sigma with --like: exit %d, %q", code, errs)
 	}
 }
+
+// TestMonitorWarnings: windows of a degenerate view say so in their JSON,
+// and stderr says it once.
+func TestMonitorWarnings(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "u.parquet")
+	writeUnits(t, path, 3000, 2146, func([]float64) {})
+	code, out, errs := runBinary(t, nil, "monitor", path, "--x", "x0,x1", "--y", "y0,y1", "--window-rows", "1000", "--features", "16", "--json", "--standardize=false")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if n := strings.Count(errs, "view X is degenerate"); n != 1 {
+		t.Errorf("stderr says it %d times: %q", n, errs)
+	}
+	for i, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if ws, _ := decode(t, l)["warnings"].([]any); len(ws) == 0 {
+			t.Errorf("window %d: no warnings", i)
+		}
+	}
+	_, out, errs = runBinary(t, nil, "monitor", path, "--x", "x0,x1", "--y", "y0,y1", "--window-rows", "1000", "--features", "16", "--json")
+	if strings.Contains(out, "warnings") || strings.Contains(errs, "warning") {
+		t.Errorf("defaults: %q, %q", out, errs)
+	}
+}
