@@ -70,6 +70,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: name the columns of both views (Stream.XColumns, Stream.YColumns)", ErrConfig)
 	case c.Stream.HalfLife != 0:
 		return fmt.Errorf("%w: a half-life weighs rows by their order, which a pipeline does not have", ErrConfig)
+	case c.Stream.Standardize && c.Stream.Scaling.Empty():
+		return fmt.Errorf("%w: standardized columns need one scaling for every split: choose it with ChoosePilot (or set Stream.Scaling, or Stream.Standardize = false)", ErrConfig)
 	case c.BatchSize < 0:
 		return fmt.Errorf("%w: batch size %d", ErrConfig, c.BatchSize)
 	case c.SplitRows < 0:

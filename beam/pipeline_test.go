@@ -44,6 +44,7 @@ var (
 func testConfig() Config {
 	c := stream.DefaultConfig()
 	c.Features, c.Permutations, c.Seed = 32, 3, 7
+	c.Standardize = false // the pipeline's mechanics; ChoosePilot has tests of its own
 	c.BandwidthX, c.BandwidthY = exact.Sigma(1.2), exact.Sigma(0.9)
 	c.XColumns, c.YColumns = testX, testY
 	// Float64 products: the tests compare a pipeline with one estimator to

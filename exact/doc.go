@@ -34,6 +34,15 @@
 // paper's √(d/2) for d columns, Median is the median pairwise distance (in the
 // kernel's own norm) over √2.
 //
+// This package takes the values as given: a bandwidth is in the units of the
+// columns. The dime commands (exact, compare, sweep, like score) first
+// standardize every column, (x − median)/(1.4826 · median absolute
+// deviation), on the first rows of the dataset, and choose median and auto
+// bandwidths on those standardized rows (stream.ResolvePilot, whose package
+// documentation gives the formula and the choice of rows); then the same rows
+// give the same σ in every command, and the estimates do not depend on the
+// columns' units.
+//
 // # Normalized score
 //
 // DiME is in nats and its scale depends on n, the kernel and the

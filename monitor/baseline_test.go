@@ -199,6 +199,7 @@ func TestBaselineChangeAlerts(t *testing.T) {
 	}
 	const nw, nb, half = 2000, 20000, 20
 	cfg := stream.DefaultConfig()
+	cfg.Standardize = false // studies designed on unit-scale data at the raw fixed bandwidth
 	cfg.Features = 32
 	before := 0
 	for ci, c := range [][2]synth.Spec{
@@ -261,6 +262,7 @@ func TestBaselineCalibrated(t *testing.T) {
 	}
 	const nw, nb, windows = 2000, 20000, 40
 	cfg := stream.DefaultConfig()
+	cfg.Standardize = false // studies designed on unit-scale data at the raw fixed bandwidth
 	cfg.Features = 32
 	var ps []float64
 	for si, spec := range []synth.Spec{

@@ -33,9 +33,9 @@ func ExampleMonitor() {
 	}
 	// Output:
 	// window 0, rows [0, 5000): DiME -0.001, normalized -0.001, alert false
-	// window 1, rows [5000, 10000): DiME 0.000, normalized 0.000, alert false
-	// window 2, rows [10000, 15000): DiME 0.295, normalized 0.294, alert true
-	// window 3, rows [15000, 20000): DiME 0.290, normalized 0.291, alert true
+	// window 1, rows [5000, 10000): DiME 0.001, normalized 0.001, alert false
+	// window 2, rows [10000, 15000): DiME 0.304, normalized 0.304, alert true
+	// window 3, rows [15000, 20000): DiME 0.299, normalized 0.300, alert true
 }
 
 // Compare windows with a reference: the dependence of the first 4000 rows
@@ -68,8 +68,8 @@ func ExampleConfig_baseline() {
 		}
 	}
 	// Output:
-	// window 0: DiME 0.181, baseline 0.180, change +0.001 ± 0.004, p 0.82, alert false
-	// window 1: DiME 0.183, baseline 0.180, change +0.003 ± 0.001, p 0.13, alert false
-	// window 2: DiME -0.003, baseline 0.180, change -0.183 ± 0.003, p 7e-07, alert true
-	// window 3: DiME 0.001, baseline 0.180, change -0.179 ± 0.002, p 9.7e-08, alert true
+	// window 0: DiME 0.022, baseline 0.022, change -0.000 ± 0.001, p 0.89, alert false
+	// window 1: DiME 0.024, baseline 0.022, change +0.001 ± 0.001, p 0.12, alert false
+	// window 2: DiME -0.002, baseline 0.022, change -0.024 ± 0.002, p 0.00029, alert true
+	// window 3: DiME -0.000, baseline 0.022, change -0.021 ± 0.002, p 0.0002, alert true
 }

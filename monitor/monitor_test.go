@@ -12,6 +12,7 @@ import (
 
 func streamConfig() stream.Config {
 	c := stream.DefaultConfig()
+	c.Standardize = false // studies designed on unit-scale data at the raw fixed bandwidth
 	c.Features, c.Permutations = 32, 3
 	return c
 }
@@ -206,7 +207,7 @@ func TestSwitchDetected(t *testing.T) {
 	xb, yb := data(t, synth.Sine, 20000, 12)
 	x, y := append(xa, xb...), append(ya, yb...)
 	var ws []Window
-	cfg := Config{Stream: stream.DefaultConfig(), WindowRows: 2500, AlertAbove: Threshold(0.05)}
+	cfg := Config{Stream: streamConfig(), WindowRows: 2500, AlertAbove: Threshold(0.05)}
 	cfg.Stream.Features = 64
 	m, err := New(2, 2, cfg, collect(&ws))
 	if err != nil {

@@ -39,9 +39,24 @@ type Config struct {
 	// median or auto, resolved on the first PilotRows rows and then held
 	// fixed for the whole stream.
 	BandwidthX, BandwidthY exact.Bandwidth
+	// Standardize makes the estimate scale-free: every column is
+	// standardized, x ↦ (x − center)/scale, before the feature map, with the
+	// median as center and MADScale × the median absolute deviation as scale
+	// (ColumnScales), both estimated on the pilot sample (the first
+	// PilotRows rows) unless Scaling gives them. Multiplying a column by a
+	// positive constant or shifting it then changes no estimate beyond
+	// round-off, and the fixed bandwidth √(d/2) is in units of the columns'
+	// scales. DefaultConfig turns it on; false (the zero value) feeds the
+	// values as they are.
+	Standardize bool
+	// Scaling gives the standardization explicitly (a saved state's, or one
+	// chosen on a sample of a whole dataset); it needs Standardize. Empty
+	// (the zero value) with Standardize resolves it on the pilot sample.
+	Scaling Scaling
 	// PilotRows is the number of rows held back to resolve data-dependent
-	// bandwidths (default DefaultPilotRows). The auto rule uses the first
-	// exact.AutoSampleRows of them.
+	// settings: the columns' scales and median or auto bandwidths (default
+	// DefaultPilotRows). The auto rule uses the first exact.AutoSampleRows
+	// of them.
 	PilotRows int
 	// Features is the number D of random frequencies; the feature dimension
 	// is 2D and every accumulator holds 2D×2D float64.
@@ -142,11 +157,12 @@ const (
 )
 
 // DefaultConfig returns the defaults of the dime command: Gaussian kernel,
-// alpha 1.01, fixed bandwidths √(d/2), D = 256 frequencies (512 features),
-// the analytic estimator with the jackknife over DefaultGroups groups (no
-// permutations), float32 products in the rank-k updates, seed 1.
+// alpha 1.01, standardized columns, fixed bandwidths √(d/2) in units of
+// the columns' scales, D = 256 frequencies (512 features), the analytic
+// estimator with the jackknife over DefaultGroups groups (no permutations),
+// float32 products in the rank-k updates, seed 1.
 func DefaultConfig() Config {
-	return Config{Kernel: exact.Gaussian, Alpha: 1.01, Features: 256, Groups: DefaultGroups, Precision: covariance.Float32, Seed: 1}
+	return Config{Kernel: exact.Gaussian, Alpha: 1.01, Standardize: true, Features: 256, Groups: DefaultGroups, Precision: covariance.Float32, Seed: 1}
 }
 
 // DefaultGroups is the default number K of groups of rows of the
@@ -235,6 +251,13 @@ func (c Config) Validate() error {
 		return invalidf("workers must be 0 (automatic) to %d, got %d", MaxWorkers, c.Workers)
 	case c.Variant == rff.Orthogonal && c.Kernel != exact.Gaussian:
 		return invalidf("orthogonal features need the gaussian kernel, not %v", c.Kernel)
+	case !c.Scaling.Empty() && !c.Standardize:
+		return invalidf("a scaling is given but standardization is off")
+	}
+	if !c.Scaling.Empty() {
+		if err := c.Scaling.check(len(c.Scaling.CenterX), len(c.Scaling.CenterY)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -260,8 +283,16 @@ func (c Config) exactConfig() exact.Config {
 	return ecfg
 }
 
-// needsPilot reports whether a bandwidth rule looks at the data.
-func (c Config) needsPilot() bool { return c.BandwidthX.NeedsData() || c.BandwidthY.NeedsData() }
+// needsPilot reports whether a setting looks at the data: a bandwidth rule,
+// or standardization without a given scaling.
+func (c Config) needsPilot() bool {
+	return c.needsBandwidthData() || c.Standardize && c.Scaling.Empty()
+}
+
+// needsBandwidthData reports whether a bandwidth rule looks at the data.
+func (c Config) needsBandwidthData() bool {
+	return c.BandwidthX.NeedsData() || c.BandwidthY.NeedsData()
+}
 
 // pilotRows returns the number of rows to hold back for the bandwidths.
 func (c Config) pilotRows() int {

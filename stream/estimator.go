@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"sync"
-
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/exact"
@@ -21,6 +20,8 @@ type Estimator struct {
 	cfg            Config
 	dimX, dimY     int
 	sigmaX, sigmaY float64      // resolved bandwidths
+	scaling        Scaling      // resolved standardization (empty: none)
+	stdX, stdY     []float64    // scratch: a block's standardized rows
 	spec           rff.PairSpec // the feature maps, once the bandwidths are resolved
 	pair           *rff.Pair    // built from spec when the first scope is added (featureMaps)
 	copyX, copyY   *rff.Map     // the copies' maps (normalized score), built with pair
@@ -36,8 +37,13 @@ type Estimator struct {
 	skipped        int64                     // rows dropped upstream, reported in Result
 
 	// Rows held back to resolve data-dependent bandwidths.
+	// Every row of the blocks added until the pilot is full, and the
+	// blocks' sizes: they are added block by block once the settings are
+	// resolved, so that the shuffle scopes are those of an estimator
+	// without a pilot.
 	pilotX, pilotY []float64
 	pilot          int
+	pilotBlocks    []int
 
 	// Rows waiting for their shuffle scope to fill.
 	pendX, pendY []float64
@@ -73,6 +79,12 @@ func New(dimX, dimY int, cfg Config) (*Estimator, error) {
 	}
 	e := newEstimator(dimX, dimY, cfg)
 	e.shards = newShardSet()
+	if !cfg.Scaling.Empty() {
+		if err := cfg.Scaling.check(dimX, dimY); err != nil {
+			return nil, err
+		}
+		e.scaling = cfg.Scaling.clone()
+	}
 	if !cfg.needsPilot() {
 		if err := e.start(resolveDataFree(cfg.BandwidthX, dimX), resolveDataFree(cfg.BandwidthY, dimY)); err != nil {
 			return nil, err
@@ -235,32 +247,66 @@ func (e *Estimator) isSelfChunk(c int64) bool {
 // made (always, except while a pilot sample is being gathered).
 func (e *Estimator) Started() bool { return e.accs != nil }
 
-// Bandwidths returns the resolved bandwidths (0 before Started).
+// Bandwidths returns the resolved bandwidths (0 before Started), in the
+// units of the standardized columns when Scaling is not empty.
 func (e *Estimator) Bandwidths() (sigmaX, sigmaY float64) { return e.sigmaX, e.sigmaY }
 
-// resolvePilot resolves the bandwidths on the rows held back, starts, and adds
-// those rows.
+// Scaling returns the columns' standardization (empty before Started or
+// without Config.Standardize). The caller must not change it.
+func (e *Estimator) Scaling() Scaling { return e.scaling }
+
+// resolvePilot resolves the scaling and the bandwidths on the rows held
+// back (ResolvePilot), starts, and adds those rows.
 func (e *Estimator) resolvePilot() error {
-	n := e.pilot
+	n := min(e.pilot, e.cfg.pilotRows())
 	if n < 2 {
-		return invalidf("%d rows, want at least 2 to choose the bandwidths", n)
+		return invalidf("%d rows, want at least 2 to choose the scales and bandwidths", n)
 	}
-	x := mat.NewDense(n, e.dimX, e.pilotX)
-	y := mat.NewDense(n, e.dimY, e.pilotY)
-	sx, sy, err := exact.ResolveBandwidths(x, y, e.cfg.exactConfig())
+	p, err := ResolvePilot(e.pilotX[:n*e.dimX], e.pilotY[:n*e.dimY], n, e.dimX, e.dimY, e.cfg)
 	if err != nil {
-		return fmt.Errorf("%w: choosing the bandwidths on the first %d rows: %v", ErrInvalidInput, n, err)
+		return fmt.Errorf("%w: choosing the scales and bandwidths on the first %d rows: %v", ErrInvalidInput, n, trimInvalid(err))
 	}
-	if err := e.start(sx, sy); err != nil {
+	e.scaling = p.Scaling
+	if err := e.start(p.SigmaX, p.SigmaY); err != nil {
 		return err
 	}
-	px, py := e.pilotX, e.pilotY
-	e.pilotX, e.pilotY, e.pilot = nil, nil, 0
-	return e.addStarted(px, py, n)
+	px, py, blocks := e.pilotX, e.pilotY, e.pilotBlocks
+	e.pilotX, e.pilotY, e.pilot, e.pilotBlocks = nil, nil, 0, nil
+	for _, b := range blocks {
+		if err := e.addRaw(px[:b*e.dimX], py[:b*e.dimY], b); err != nil {
+			return err
+		}
+		px, py = px[b*e.dimX:], py[b*e.dimY:]
+	}
+	return nil
 }
 
-// Config returns the estimator's configuration.
-func (e *Estimator) Config() Config { return e.cfg }
+// trimInvalid returns the message of err without the ErrInvalidInput
+// prefix that the caller adds again.
+func trimInvalid(err error) string {
+	return strings.ReplaceAll(err.Error(), ErrInvalidInput.Error()+": ", "")
+}
+
+// addRaw standardizes finite rows (if the estimator does) and adds them.
+func (e *Estimator) addRaw(x, y []float64, rows int) error {
+	if !e.scaling.Empty() {
+		e.stdX = apply(e.stdX, x, e.dimX, e.scaling.CenterX, e.scaling.ScaleX)
+		e.stdY = apply(e.stdY, y, e.dimY, e.scaling.CenterY, e.scaling.ScaleY)
+		x, y = e.stdX, e.stdY
+	}
+	return e.addStarted(x, y, rows)
+}
+
+// Config returns the estimator's configuration, with the scaling that the
+// pilot chose (if any) in Scaling: an estimator made with it standardizes
+// rows as this one does.
+func (e *Estimator) Config() Config {
+	c := e.cfg
+	if c.Scaling.Empty() && !e.scaling.Empty() {
+		c.Scaling = e.scaling.clone()
+	}
+	return c
+}
 
 // Dims returns the widths of the views.
 func (e *Estimator) Dims() (dimX, dimY int) { return e.dimX, e.dimY }
@@ -286,19 +332,16 @@ func (e *Estimator) Add(x, y []float64, rows int) error {
 	}
 	e.rows += int64(rows)
 	if !e.Started() {
-		take := min(rows, e.cfg.pilotRows()-e.pilot)
-		e.pilotX = append(e.pilotX, x[:take*e.dimX]...)
-		e.pilotY = append(e.pilotY, y[:take*e.dimY]...)
-		e.pilot += take
-		x, y, rows = x[take*e.dimX:], y[take*e.dimY:], rows-take
+		e.pilotX = append(e.pilotX, x...)
+		e.pilotY = append(e.pilotY, y...)
+		e.pilot += rows
+		e.pilotBlocks = append(e.pilotBlocks, rows)
 		if e.pilot < e.cfg.pilotRows() {
 			return nil
 		}
-		if err := e.resolvePilot(); err != nil {
-			return err
-		}
+		return e.resolvePilot()
 	}
-	return e.addStarted(x, y, rows)
+	return e.addRaw(x, y, rows)
 }
 
 // addStarted adds finite rows once the feature maps exist.
@@ -362,11 +405,22 @@ func (e *Estimator) Flush() error {
 // and last rows. A scope is thus ordered the same way whenever and wherever
 // it is processed, so that shards merged from saved states equal one run over
 // the same scopes, and a restored state continues exactly.
-func scopeStream(x, y []float64, n, dx, dy int) uint64 {
+//
+// Standardized rows (rounded is true) are hashed rounded to float32: a
+// column multiplied by a constant or shifted gives standardized values that
+// differ from the original's in the last bits only, and rounding to 24 bits
+// gives them the same hash, and so the same order, unless a value lies
+// within round-off of a float32 rounding boundary (a chance of about 1e-8
+// per value).
+func scopeStream(x, y []float64, n, dx, dy int, rounded bool) uint64 {
 	h := mix(exact.PermutationStream ^ uint64(n))
 	for _, v := range [][]float64{x[:dx], y[:dy], x[(n-1)*dx : n*dx], y[(n-1)*dy : n*dy]} {
 		for _, f := range v {
-			h = mix(h ^ math.Float64bits(f))
+			if rounded {
+				h = mix(h ^ uint64(math.Float32bits(float32(f))))
+			} else {
+				h = mix(h ^ math.Float64bits(f))
+			}
 		}
 	}
 	return h
@@ -408,7 +462,7 @@ func (e *Estimator) processScope(x, y []float64, n int) error {
 	for i := range order {
 		order[i] = i
 	}
-	e.shuffleSrc.Seed(e.cfg.Seed, scopeStream(x, y, n, e.dimX, e.dimY))
+	e.shuffleSrc.Seed(e.cfg.Seed, scopeStream(x, y, n, e.dimX, e.dimY, !e.scaling.Empty()))
 	e.shuffle.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
 
 	decay := e.cfg.HalfLife > 0
@@ -489,7 +543,7 @@ func (e *Estimator) Reset() {
 	}
 	e.chunks = 0
 	e.pendX, e.pendY, e.pending = e.pendX[:0], e.pendY[:0], 0
-	e.pilotX, e.pilotY, e.pilot = e.pilotX[:0], e.pilotY[:0], 0
+	e.pilotX, e.pilotY, e.pilot, e.pilotBlocks = e.pilotX[:0], e.pilotY[:0], 0, e.pilotBlocks[:0]
 	e.haveLastY = false
 	e.rows, e.skipped = 0, 0
 	e.shards = newShardSet() // the next rows are another shard's

@@ -26,12 +26,13 @@ var ErrState = errors.New("stream: invalid state")
 // whose row counts would overflow.
 var ErrIncompatible = errors.New("stream: incompatible states")
 
-// The state encoding, version 3. Integers are little-endian and unsigned
+// The state encoding, version 3 (raw columns) or 4 (standardized columns).
+// Integers are little-endian and unsigned
 // unless said otherwise; floats are IEEE 754 bits.
 //
 //	size        field
 //	6           magic "dimeST"
-//	1           version (3)
+//	1           version (3, or 4 when the columns are standardized)
 //	1           flags: bit 0 = the shard ids are truncated (MaxShards); bit 1 =
 //	            settings only (A = M = 0, no rows: a stream.Sum's template, read
 //	            only inside a Sum's encoding); other bits 0
@@ -46,6 +47,9 @@ var ErrIncompatible = errors.New("stream: incompatible states")
 //	4 + 16·k    k shard ids (1 ≤ k ≤ MaxShards), sorted ascending, distinct
 //	4 + Σ(4+n)  column names of X: their count, then each as length and UTF-8 bytes
 //	4 + Σ(4+n)  column names of Y
+//	8 · 2(x+y)  version 4 only: the standardization (Scaling), x = width of X,
+//	            y = width of Y: the centers of X, the scales of X, the
+//	            centers of Y, the scales of Y
 //	1           whether the Y features of the last row follow (0/1)
 //	8 · 2D      the Y features of the last row (zeros if not)
 //	4           the number A of accumulators: 3K (7K with the normalized score's
@@ -60,13 +64,17 @@ var ErrIncompatible = errors.New("stream: incompatible states")
 //	4           CRC-32C (Castagnoli) of every byte before it
 //
 // To extend the format, bump stateVersion and add fields; ReadState reads
-// only its own version (version 2, written before the groups of the
-// jackknife and the means of the test, lacks what they need). Every count
+// versions 3 and 4 (version 2, written before the groups of the jackknife
+// and the means of the test, lacks what they need). A state without
+// standardization is written as version 3, byte for byte what builds
+// before standardization wrote and read. Every count
 // and length is checked against the bytes the input has left before
 // anything of that size is allocated.
 const (
 	stateMagic   = "dimeST"
-	stateVersion = 3
+	stateVersion = 4
+	// stateVersionRaw is the version of a state without standardization.
+	stateVersionRaw = 3
 	// stateFlagTruncated marks a shard set that holds the MaxShards smallest ids.
 	stateFlagTruncated = 1
 	// stateFlagSettings marks the state of an estimator without rows whose
@@ -116,8 +124,12 @@ func (e *Estimator) appendState(b []byte, settingsOnly bool) ([]byte, error) {
 		}
 		flags |= stateFlagSettings
 	}
+	version := byte(stateVersionRaw)
+	if !e.scaling.Empty() {
+		version = stateVersion
+	}
 	b = append(b, stateMagic...)
-	b = append(b, stateVersion, flags)
+	b = append(b, version, flags)
 	b = append(b, byte(c.Kernel), byte(c.Variant), boolByte(c.SkipAnalytic), byte(c.BandwidthX.Rule), byte(c.BandwidthY.Rule),
 		boolByte(c.SkipNormalized), byte(c.Jackknife), byte(c.Precision))
 	for _, v := range []uint32{uint32(c.Features), uint32(c.Permutations), uint32(e.dimX), uint32(e.dimY), uint32(c.Groups)} {
@@ -137,6 +149,13 @@ func (e *Estimator) appendState(b []byte, settingsOnly bool) ([]byte, error) {
 		b = le.AppendUint32(b, uint32(len(names)))
 		for _, n := range names {
 			b = appendBytes(b, []byte(n))
+		}
+	}
+	if !e.scaling.Empty() {
+		for _, v := range [][]float64{e.scaling.CenterX, e.scaling.ScaleX, e.scaling.CenterY, e.scaling.ScaleY} {
+			for _, f := range v {
+				b = le.AppendUint64(b, math.Float64bits(f))
+			}
 		}
 	}
 	b = append(b, boolByte(e.haveLastY))
@@ -436,12 +455,13 @@ func decodeState(rd io.Reader, settingsOK bool) (*Estimator, error) {
 	if size < int64(len(head))+stateHeaderSize+4 {
 		return nil, fmt.Errorf("%w: truncated: %d bytes", ErrState, size)
 	}
-	if v := head[len(stateMagic)]; v != stateVersion {
-		return nil, fmt.Errorf("%w: version %d, this build reads version %d (save the state again with this build)", ErrState, v, stateVersion)
+	v := head[len(stateMagic)]
+	if v != stateVersion && v != stateVersionRaw {
+		return nil, fmt.Errorf("%w: version %d, this build reads versions %d and %d (save the state again with this build)", ErrState, v, stateVersionRaw, stateVersion)
 	}
 	flags := head[len(stateMagic)+1]
 	d := &stateDecoder{r: rd, left: size - int64(len(head)) - 4, crc: crc32.Update(0, castagnoli, head[:])}
-	e := d.decode(flags, settingsOK)
+	e := d.decode(flags, settingsOK, v == stateVersion)
 	if err := d.finish(); err != nil {
 		return nil, err
 	}
@@ -528,11 +548,11 @@ func decodeStream(rd io.Reader, settingsOK bool) (*Estimator, error) {
 		return nil, fmt.Errorf("%w: not a dime state (bad magic)", ErrState)
 	case err != nil:
 		return nil, fmt.Errorf("%w: truncated: %d bytes", ErrState, n)
-	case head[len(stateMagic)] != stateVersion:
-		return nil, fmt.Errorf("%w: version %d, this build reads version %d (save the state again with this build)", ErrState, head[len(stateMagic)], stateVersion)
+	case head[len(stateMagic)] != stateVersion && head[len(stateMagic)] != stateVersionRaw:
+		return nil, fmt.Errorf("%w: version %d, this build reads versions %d and %d (save the state again with this build)", ErrState, head[len(stateMagic)], stateVersionRaw, stateVersion)
 	}
 	d := &stateDecoder{r: rd, left: math.MaxInt64, crc: crc32.Update(0, castagnoli, head[:]), stream: true}
-	e := d.decode(head[len(stateMagic)+1], settingsOK)
+	e := d.decode(head[len(stateMagic)+1], settingsOK, head[len(stateMagic)] == stateVersion)
 	if err := d.finish(); err != nil {
 		return nil, err
 	}
@@ -541,7 +561,7 @@ func decodeStream(rd io.Reader, settingsOK bool) (*Estimator, error) {
 
 // decode reads the fields after the magic and version. It returns nil when
 // the decoder has failed.
-func (d *stateDecoder) decode(flags byte, settingsOK bool) *Estimator {
+func (d *stateDecoder) decode(flags byte, settingsOK, scaled bool) *Estimator {
 	known := byte(stateFlagTruncated)
 	if settingsOK {
 		known |= stateFlagSettings
@@ -577,6 +597,25 @@ func (d *stateDecoder) decode(flags byte, settingsOK bool) *Estimator {
 	}
 	c.XColumns = d.names("X", int(dimX))
 	c.YColumns = d.names("Y", int(dimY))
+	if scaled {
+		if !d.fits(16*(uint64(dimX)+uint64(dimY)), "scaling") {
+			return nil
+		}
+		sc := Scaling{CenterX: make([]float64, dimX), ScaleX: make([]float64, dimX), CenterY: make([]float64, dimY), ScaleY: make([]float64, dimY)}
+		for _, v := range [][]float64{sc.CenterX, sc.ScaleX, sc.CenterY, sc.ScaleY} {
+			for i := range v {
+				v[i] = d.f64()
+			}
+		}
+		if d.err != nil {
+			return nil
+		}
+		if err := sc.check(int(dimX), int(dimY)); err != nil {
+			d.fail("%v", trimInvalid(err))
+			return nil
+		}
+		c.Standardize, c.Scaling = true, sc
+	}
 	haveLastY := d.u8()
 	if d.err == nil && haveLastY > 1 {
 		d.fail("last-row flag is %d", haveLastY)
@@ -596,6 +635,7 @@ func (d *stateDecoder) decode(flags byte, settingsOK bool) *Estimator {
 		return nil
 	}
 	e := newEstimator(int(dimX), int(dimY), c)
+	e.scaling = c.Scaling
 	if err := checkViews(e.dimX, e.dimY, c); err != nil {
 		d.fail("%v", err)
 		return nil
@@ -762,6 +802,8 @@ func (e *Estimator) Merge(other *Estimator) error {
 		return fmt.Errorf("%w: with and without the normalized score's self terms", ErrIncompatible)
 	case a.Alpha != b.Alpha:
 		return fmt.Errorf("%w: alpha %v vs %v", ErrIncompatible, a.Alpha, b.Alpha)
+	case !e.scaling.Equal(other.scaling):
+		return fmt.Errorf("%w: the columns' scales differ (each shard chose its own on its first rows: run the shards with --like a state of one of them, or with explicit scales)", ErrIncompatible)
 	case e.sigmaX != other.sigmaX || e.sigmaY != other.sigmaY:
 		return fmt.Errorf("%w: bandwidths %v, %v vs %v, %v (data-dependent rules give each shard its own: give sigma explicitly to shards that will be merged)",
 			ErrIncompatible, e.sigmaX, e.sigmaY, other.sigmaX, other.sigmaY)

@@ -219,6 +219,14 @@ func FuzzReadState(f *testing.F) {
 	f.Add(good)
 	f.Add(good[:40])
 	f.Add([]byte("dimeST\x02\x00"))
+	// A standardized estimator's state (version 4, with its scaling).
+	scfg := testConfig(1, 2, 1, 1)
+	scfg.Standardize = true
+	se, _ := New(1, 1, scfg)
+	se.Add(x, y, 50)
+	scaled, _ := se.MarshalBinary()
+	f.Add(scaled)
+	f.Add(scaled[:len(scaled)/2])
 	f.Add(forge(good, func(b []byte) { binary.LittleEndian.PutUint32(b[offFeatures:], 1<<16) }))
 	f.Add(append(slices.Clone(good), 0))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -392,6 +400,7 @@ func TestReadStateForgedFilesBounded(t *testing.T) {
 	x, y := rows(t, synth.Spec{Kind: synth.Gaussian, Dim: d, MI: 1, Seed: 6}, 200)
 	cfg := DefaultConfig() // D = 256, K = 4 groups of 7 accumulators: a 29 MB state
 	cfg.XColumns, cfg.YColumns = []string{"a", "b"}, []string{"c", "d"}
+	cfg.Standardize = false // version 3: TestReadStateScaledBounded forges version 4
 	e, _ := New(d, d, cfg)
 	addBlocks(t, e, x, y, d, 200)
 	good, err := e.MarshalBinary()

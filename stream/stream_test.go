@@ -200,7 +200,7 @@ func TestPairing(t *testing.T) {
 			for i := range order {
 				order[i] = i
 			}
-			rng := rand.New(rand.NewPCG(9, scopeStream(xd, yd, n, d, d)))
+			rng := rand.New(rand.NewPCG(9, scopeStream(xd, yd, n, d, d, false)))
 			rng.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
 			px, _ := pair.X.Transform(nil, xd, n)
 			py, _ := pair.Y.Transform(nil, yd, n)

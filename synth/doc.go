@@ -30,6 +30,17 @@
 //	             100 (column k has 10^((k mod 5) − 2)), in both views: a fixed
 //	             bandwidth then sees mostly the widest columns.
 //
+// Two kinds are tables in real units, for the defaults' independence of
+// units: column k of X is an age (49 + 12a years), an amount of money
+// (50,000·e^(1.2a)), a count (Poisson(e^(1 + 0.6a))) or a measurement
+// (0.002·e^(0.3a)), by k mod 4, with a standard normal; column k of Y is
+// b in the units of column k + 1:
+//
+//	Units        b = (a² − 1)/√2 + Noise·E: dependent, Pearson correlation of
+//	             the latent values 0.
+//	UnitsNull    b independent standard normal: the same marginals,
+//	             independent views.
+//
 // A Stream fills row-major blocks, so data of any length can be written in
 // constant memory; Generate returns whole matrices. Both are reproducible from
 // the seed (math/rand/v2 PCG).

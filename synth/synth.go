@@ -31,20 +31,28 @@ const (
 	// Square is Y = X² + noise coordinate by coordinate, X ~ N(0, I_d):
 	// dependent, with zero Pearson correlation (E X³ = 0).
 	Square
+	// Units is a table in real units: column k of each view is an age in
+	// years, an amount of money, a count or a measurement of order 1e-3
+	// (by k mod 4, Y shifted by one), and Yₖ depends on Xₖ through the
+	// square of a latent normal (Pearson correlation near 0).
+	Units
+	// UnitsNull is Units with independent views (the same marginals).
+	UnitsNull
 )
 
 var kindNames = [...]string{
 	Gaussian: "gaussian", Sine: "sine", Circle: "circle", Independent: "independent",
 	StudentT: "student-t", Discrete: "discrete", MixedWidths: "mixed-widths", Square: "square",
+	Units: "units", UnitsNull: "units-null",
 }
 
 // Kinds lists every kind, in the order of their values.
-var Kinds = []Kind{Gaussian, Sine, Circle, Independent, StudentT, Discrete, MixedWidths, Square}
+var Kinds = []Kind{Gaussian, Sine, Circle, Independent, StudentT, Discrete, MixedWidths, Square, Units, UnitsNull}
 
 // Null reports whether the kind's views are independent (any dependence
 // measured on it is estimation error).
 func (k Kind) Null() bool {
-	return k == Independent || k == StudentT || k == Discrete || k == MixedWidths
+	return k == Independent || k == StudentT || k == Discrete || k == MixedWidths || k == UnitsNull
 }
 
 // KindNames returns the names of every kind, in order, as ParseKind accepts
@@ -163,10 +171,44 @@ func (s *Stream) Fill(x, y []float64) int {
 				a := r.NormFloat64()
 				xr[k] = a
 				yr[k] = a*a + s.spec.Noise*r.NormFloat64()
+			case Units, UnitsNull:
+				a := r.NormFloat64()
+				b := r.NormFloat64()
+				if s.spec.Kind == Units {
+					b = (a*a-1)/math.Sqrt2 + s.spec.Noise*b
+				}
+				xr[k] = inUnits(k, a, r)
+				yr[k] = inUnits(k+1, b, r)
 			}
 		}
 	}
 	return rows
+}
+
+// inUnits returns the latent value v (of order 1) in the units of column k
+// of the Units kinds, by k mod 4: an age 49 + 12v years; an amount of money
+// 50,000·e^(1.2v) (from about 1e3 to 1e7 over millions of rows); a count
+// drawn from Poisson(e^(1 + 0.6v)); a measurement 0.002·e^(0.3v).
+func inUnits(k int, v float64, r *rand.Rand) float64 {
+	switch k % 4 {
+	case 0:
+		return 49 + 12*v
+	case 1:
+		return 50000 * math.Exp(1.2*v)
+	case 2:
+		return float64(poisson(math.Exp(1+0.6*v), r))
+	}
+	return 0.002 * math.Exp(0.3*v)
+}
+
+// poisson draws Poisson(lambda) by counting exponential arrivals (lambda
+// is at most a few hundred here).
+func poisson(lambda float64, r *rand.Rand) int {
+	n := 0
+	for t := r.ExpFloat64(); t < lambda; t += r.ExpFloat64() {
+		n++
+	}
+	return n
 }
 
 // discreteLevels is the number of values 0..discreteLevels−1 of the Y

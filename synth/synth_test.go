@@ -194,8 +194,30 @@ func TestNullMarginals(t *testing.T) {
 			t.Fatalf("square row %d: y - x² = %v", i, d)
 		}
 	}
+	// Units: an age (mean 49), money (median 50,000), a count (integers,
+	// median e = 2.7 rounded down or up) and a measurement (median 0.002),
+	// each within 5 standard errors at 100,000 values or more.
+	x, y = gen(UnitsNull, 4)
+	med := func(v []float64) float64 { s := slices.Clone(v); slices.Sort(s); return s[len(s)/2] }
+	if m := stat.Mean(column(x, 0), nil); math.Abs(m-49) > 0.2 {
+		t.Errorf("units age: mean %v, want 49", m)
+	}
+	if m := med(column(x, 1)); math.Abs(m/50000-1) > 0.02 {
+		t.Errorf("units money: median %v, want 50000", m)
+	}
+	for _, v := range column(x, 2) {
+		if v != math.Trunc(v) || v < 0 {
+			t.Fatalf("units count %v", v)
+		}
+	}
+	if m := med(column(x, 3)); math.Abs(m/0.002-1) > 0.01 {
+		t.Errorf("units measurement: median %v, want 0.002", m)
+	}
+	if m := med(column(y, 0)); math.Abs(m/50000-1) > 0.02 {
+		t.Errorf("units Y column 0 (money): median %v, want 50000", m)
+	}
 	for _, k := range Kinds {
-		want := k == Independent || k == StudentT || k == Discrete || k == MixedWidths
+		want := k == Independent || k == StudentT || k == Discrete || k == MixedWidths || k == UnitsNull
 		if k.Null() != want {
 			t.Errorf("%v.Null() = %v", k, k.Null())
 		}

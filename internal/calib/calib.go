@@ -52,7 +52,7 @@ type Case struct {
 func (c Case) String() string {
 	s := fmt.Sprintf("%v d=%d", c.Kind, c.Dim)
 	switch c.Kind {
-	case synth.Sine, synth.Circle, synth.Square:
+	case synth.Sine, synth.Circle, synth.Square, synth.Units:
 		s += fmt.Sprintf(" noise=%g", c.Noise)
 	case synth.Gaussian:
 		s += fmt.Sprintf(" mi=%g", c.MI)

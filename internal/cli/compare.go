@@ -89,12 +89,17 @@ func runCompare(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	er, err := exact.Estimate(s.x, s.y, ecfg)
+	rcfg, pilot, err := sf.resolve(&s, ecfg, false, false)
+	if err != nil {
+		return err
+	}
+	er, err := exact.Estimate(s.x, s.y, rcfg)
 	if err != nil {
 		return err
 	}
 	out := compareOutput{Exact: exactReport(er, ecfg, s.xcols, s.ycols, time.Since(start))}
 	out.Exact.Input, out.Exact.SampledFrom, out.Exact.SkippedRows = describeSample(s), s.seen, s.skipped
+	out.Exact.SetScaling(pilot.Scaling, pilot.Rows)
 	// RFF on the same rows with the same bandwidths and the same
 	// permutations: the differences are the feature approximation alone.
 	perms := exact.Permutations(er.Rows, ecfg.Permutations, ecfg.Seed)

@@ -217,7 +217,7 @@ func TestExactMatchesLibrary(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "d.parquet")
 	x, y := writeData(t, path, synth.Spec{Kind: synth.Gaussian, Dim: 3, MI: 1, Seed: 2}, 300)
-	code, out, errs := runBinary(t, nil, "exact", path, "--x", "x0,x1,x2", "--y", "y0,y1,y2", "--kernel", "laplacian", "--sigma", "median", "--json")
+	code, out, errs := runBinary(t, nil, "exact", path, "--x", "x0,x1,x2", "--y", "y0,y1,y2", "--kernel", "laplacian", "--sigma", "median", "--json", "--standardize=false")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -281,7 +281,7 @@ func TestExactNormalized(t *testing.T) {
 	writeData(t, path, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 5}, 400)
 	run := func(args ...string) (map[string]any, string) {
 		t.Helper()
-		code, out, errs := runBinary(t, nil, append([]string{"exact", path, "--sample", "200"}, args...)...)
+		code, out, errs := runBinary(t, nil, append([]string{"exact", path, "--sample", "200", "--standardize=false"}, args...)...)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errs)
 		}
@@ -314,20 +314,24 @@ func TestScoreSeparatesDependence(t *testing.T) {
 	for _, kind := range []synth.Kind{synth.Independent, synth.Sine} {
 		path := filepath.Join(dir, kind.String()+".parquet")
 		writeData(t, path, synth.Spec{Kind: kind, Dim: 2, Noise: 0.2, Seed: 3}, 20000)
-		code, out, errs := runBinary(t, nil, "score", path, "--x", "x0,x1", "--y", "y0,y1", "--features", "64", "--json")
+		code, out, errs := runBinary(t, nil, "score", path, "--x", "x0,x1", "--y", "y0,y1", "--features", "64", "--json", "--standardize=false")
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", kind, code, errs)
 		}
 		dims[kind.String()] = num(t, decode(t, out), "dime")
 	}
-	// Measured: independent 0.0003, sine 0.36.
+	// Measured on the values as they are: independent 0.0003, sine 0.36
+	// (standardized, sine's DiME is 0.06: its period is short against the
+	// spread of x, which the fixed bandwidth then measures).
 	if math.Abs(dims["independent"]) > 0.005 || dims["sine"] < 0.2 {
 		t.Errorf("DiME independent %.4f (want |.| <= 0.005), sine %.4f (want >= 0.2)", dims["independent"], dims["sine"])
 	}
 }
 
-// TestShardsMergeLikeOneRun scores two shards with --save-state, merges them
-// and compares with one run over both shards (the same batches).
+// TestShardsMergeLikeOneRun scores two shards with --save-state, the second
+// --like the first (its scales and bandwidths), merges them and compares
+// with one run over both shards (the same batches), which chooses its
+// scales on the same first rows.
 func TestShardsMergeLikeOneRun(t *testing.T) {
 	dir := t.TempDir()
 	spec := synth.Spec{Kind: synth.Circle, Dim: 2, Noise: 0.1, Seed: 4}
@@ -343,10 +347,21 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 	}
 	a, b := shard("a.csv", 0, 4000), shard("b.parquet", 4000, 6000)
 	flags := []string{"--x", "x0,x1", "--y", "y0,y1", "--features", "24", "--batch-size", "2000", "--json"}
-	for _, s := range []string{a, b} {
-		if code, _, errs := runBinary(t, nil, append([]string{"score", s, "--save-state", s + ".state"}, flags...)...); code != 0 {
-			t.Fatalf("score %s: %s", s, errs)
-		}
+	if code, _, errs := runBinary(t, nil, append([]string{"score", a, "--save-state", a + ".state"}, flags...)...); code != 0 {
+		t.Fatalf("score %s: %s", a, errs)
+	}
+	if code, _, errs := runBinary(t, nil, append([]string{"score", b, "--save-state", b + ".state"}, flags...)...); code != 0 {
+		t.Fatalf("score %s: %s", b, errs)
+	}
+	if code, _, errs := runBinary(t, nil, "merge", a+".state", b+".state"); code != 2 || !strings.Contains(errs, "scales differ") {
+		t.Errorf("shards of their own scales: exit %d, %q", code, errs)
+	}
+	likeFlags := []string{"--x", "x0,x1", "--y", "y0,y1", "--batch-size", "2000", "--json", "--like", a + ".state"}
+	if code, _, errs := runBinary(t, nil, append([]string{"score", b, "--save-state", b + ".state", "--force"}, likeFlags...)...); code != 0 {
+		t.Fatalf("score %s --like: %s", b, errs)
+	}
+	if code, _, errs := runBinary(t, nil, append([]string{"score", b, "--features", "32"}, likeFlags...)...); code != 2 || !strings.Contains(errs, "--features with --like") || strings.Count(errs, "\n") != 1 {
+		t.Errorf("--features with --like: exit %d, %q", code, errs)
 	}
 	code, merged, errs := runBinary(t, nil, "merge", a+".state", b+".state", "--json")
 	if code != 0 {

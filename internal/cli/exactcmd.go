@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"math"
 	"time"
 
 	"github.com/dime-project/dime/exact"
@@ -26,11 +27,19 @@ func runExact(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := exact.Estimate(s.x, s.y, cfg)
+	rcfg, pilot, err := sf.resolve(&s, cfg, false, false)
+	if err != nil {
+		return err
+	}
+	res, err := exact.Estimate(s.x, s.y, rcfg)
 	if err != nil {
 		return err
 	}
 	rep := exactReport(res, cfg, s.xcols, s.ycols, time.Since(start))
 	rep.Input, rep.SampledFrom, rep.SkippedRows = describeSample(s), s.seen, s.skipped
+	rep.SetScaling(pilot.Scaling, pilot.Rows)
+	_, dx := s.x.Dims()
+	_, dy := s.y.Dims()
+	warnReport(e, &rep, dx, dy, math.Log(float64(res.Rows)))
 	return printReport(e.stdout, rep, sf.est.asJSON)
 }

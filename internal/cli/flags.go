@@ -28,6 +28,7 @@ type estimatorFlags struct {
 	shuffle               int
 	asJSON                bool
 	progress              string
+	standardize           bool
 }
 
 // register adds the shared flags to fs.
@@ -42,6 +43,7 @@ func (f *estimatorFlags) register(fs *flagSet) {
 	fs.IntVar(&f.permutations, "permutations", 5, "number P of permutations")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed (frequencies, permutations, samples)")
 	fs.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (when stderr is a terminal), always or never")
+	fs.BoolVar(&f.standardize, "standardize", true, "standardize every column, (x - median)/(1.4826 MAD), with both chosen on the first --pilot-rows rows, so that units do not matter; false uses the values as they are (for pre-scaled data)")
 }
 
 // registerJSON adds --json with the given default.
@@ -201,7 +203,7 @@ func (f *estimatorFlags) streamConfig(xcols, ycols []string) (stream.Config, err
 		return stream.Config{}, err
 	}
 	return stream.Config{
-		Kernel: kern, Alpha: f.alpha, BandwidthX: bx, BandwidthY: by,
+		Kernel: kern, Alpha: f.alpha, BandwidthX: bx, BandwidthY: by, Standardize: f.standardize,
 		Features: f.features, Variant: variant, Permutations: f.permutations, Groups: f.groups, Seed: f.seed,
 		SkipNormalized: !f.normalized, ShuffleRows: f.shuffle, XColumns: xcols, YColumns: ycols, Precision: prec,
 	}, nil
@@ -229,4 +231,29 @@ func (fs *flagSet) given(name string) bool {
 		}
 	})
 	return set
+}
+
+// likeFlags are the flags that --like REF.state sets from the state: a run
+// that gives one of them with --like is a usage error.
+var likeFlags = []string{"kernel", "sigma", "sigma-x", "sigma-y", "alpha", "features", "variant", "permutations", "groups",
+	"seed", "precision", "normalized", "standardize", "shuffle-buffer", "pilot-rows"}
+
+// likeConfig returns the estimator settings of the state at path, its
+// resolved bandwidths and scales made explicit, so that a run with them
+// merges with the state's; an estimator flag also given is a usage error.
+func likeConfig(fs *flagSet, path string) (stream.Config, error) {
+	for _, name := range likeFlags {
+		if fs.Lookup(name) != nil && fs.given(name) {
+			return stream.Config{}, usagef("--%s with --like: the run takes every estimator setting of %s; drop --%s", name, path, name)
+		}
+	}
+	st, err := readStateFile(path)
+	if err != nil {
+		return stream.Config{}, err
+	}
+	c := st.Config()
+	sx, sy := st.Bandwidths()
+	c.BandwidthX, c.BandwidthY = exact.Sigma(sx), exact.Sigma(sy)
+	c.Workers, c.HalfLife = 0, 0 // not estimator settings: the run's own
+	return c, nil
 }

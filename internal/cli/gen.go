@@ -17,7 +17,7 @@ import (
 
 func runGen(e *env, args []string) error {
 	fs := newFlagSet(e, "gen", "--kind KIND --out FILE|DIR [--files N] [flags]")
-	kindName := fs.String("kind", "gaussian", "gaussian (the paper's toy), sine, circle, square; independent views: independent, student-t, discrete, mixed-widths")
+	kindName := fs.String("kind", "gaussian", "gaussian (the paper's toy), sine, circle, square, units; independent views: independent, student-t, discrete, mixed-widths, units-null; people: a table in real units (age, income, spend, visits, height)")
 	dim := fs.Int("dim", 20, "columns per view")
 	mi := fs.Float64("mi", 2, "true mutual information in nats (gaussian only)")
 	noise := fs.Float64("noise", 0.2, "noise standard deviation (sine, circle and square)")
@@ -37,9 +37,17 @@ func runGen(e *env, args []string) error {
 	}
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	if strings.EqualFold(*kindName, "people") {
+		for _, name := range []string{"dim", "mi", "noise", "files"} {
+			if explicit[name] {
+				return usagef("--%s does not apply to --kind people (its columns are age, income, spend, visits, height)", name)
+			}
+		}
+		return genPeople(e, *out, *format, *rows, *seed, *force, *progressMode)
+	}
 	kind, err := synth.ParseKind(*kindName)
 	if err != nil {
-		return usagef("--kind %q: want one of %s", *kindName, strings.Join(synth.KindNames(), ", "))
+		return usagef("--kind %q: want one of %s, people", *kindName, strings.Join(synth.KindNames(), ", "))
 	}
 	switch {
 	case *out == "":
@@ -110,6 +118,66 @@ func runGen(e *env, args []string) error {
 	p.done()
 	if *out != "-" {
 		fmt.Fprintf(e.stderr, "wrote %d rows of %v data (%d columns per view) to %s\n", *rows, kind, *dim, *out)
+	}
+	return nil
+}
+
+// genPeople writes rows of synth.People, a table in real units.
+func genPeople(e *env, out, format string, rows int64, seed uint64, force bool, progressMode string) error {
+	switch {
+	case out == "":
+		return usagef("--out is required: a file, or - for stdout")
+	case rows < 1:
+		return usagef("--rows %d: want at least 1", rows)
+	}
+	f := dimeio.Auto
+	var err error
+	switch {
+	case format != "":
+		if f, err = dimeio.ParseFormat(format); err != nil {
+			return usagef("--format %q: want parquet, ipc-file, ipc-stream or csv", format)
+		}
+	case out == "-":
+		f = dimeio.IPCStream
+	default:
+		if f, err = dimeio.FormatFromPath(out); err != nil {
+			return usagef("--out %s: cannot tell the format from the extension (want .parquet, .arrow, .arrows or .csv); give --format", out)
+		}
+	}
+	dst, err := newOutput(e, "--out", out, force)
+	if err != nil {
+		return err
+	}
+	p := newProgress(e, progressMode, "gen", rows)
+	src := synth.NewPeople(seed)
+	w := len(synth.PeopleColumns)
+	err = dst.write(func(sink io.Writer) error {
+		tw, err := dimeio.NewTableWriter(sink, f, synth.PeopleColumns, dimeio.WriterOptions{})
+		if err != nil {
+			return usageError{err}
+		}
+		table := make([]float64, 4096*w)
+		for done := int64(0); done < rows && err == nil; {
+			b := int(min(4096, rows-done))
+			src.Fill(table[:b*w])
+			err = tw.Write(table[:b*w], b)
+			done += int64(b)
+			p.update(done)
+		}
+		if cerr := tw.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", out, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	p.done()
+	if out != "-" {
+		fmt.Fprintf(e.stderr, "wrote %d rows of people (%s) to %s\n", rows, strings.Join(synth.PeopleColumns, ", "), out)
 	}
 	return nil
 }

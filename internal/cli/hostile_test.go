@@ -138,6 +138,7 @@ func TestHostileOutputs(t *testing.T) {
 	writeData(t, filepath.Join(dir, "data.csv"), spec, 3000)
 	cfg := stream.DefaultConfig()
 	cfg.Features = 16
+	cfg.Standardize = false // shards of their own scales would not merge
 	cfg.XColumns, cfg.YColumns = []string{"x0", "x1"}, []string{"y0", "y1"}
 	writeShardState(t, filepath.Join(dir, "a.state"), spec, 2000, cfg)
 	writeShardState(t, filepath.Join(dir, "b.state"), synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 2}, 2000, cfg)

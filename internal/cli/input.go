@@ -16,6 +16,7 @@ import (
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/internal/redact"
 	dimeio "github.com/dime-project/dime/io"
+	"github.com/dime-project/dime/stream"
 )
 
 // inputFlags are the flags of the commands that read a dataset.
@@ -226,8 +227,9 @@ const sampleStream = 0x64696d6573616d70
 // sample is a uniform random sample of the rows of an input.
 type sample struct {
 	x, y         *mat.Dense
-	xcols, ycols []string // the columns read, globs expanded
-	seen         int64    // rows kept by the reader (the population sampled)
+	px, py       []float64 // the pilot: the first rows read, row-major
+	xcols, ycols []string  // the columns read, globs expanded
+	seen         int64     // rows kept by the reader (the population sampled)
 	skipped      int64
 	input        string // the dataset, described
 }
@@ -236,7 +238,11 @@ type sample struct {
 // sample of at most n of them (reservoir sampling, Algorithm R, seeded), in
 // constant memory whatever the dataset's size: every row of every file has
 // the same chance.
-func readSample(e *env, in *inputFlags, args []string, xcols, ycols []string, n int, seed uint64, prog string) (sample, error) {
+//
+// It also keeps the first pilot rows, in the order read (files sorted by
+// path, rows in file order): the rows on which the streaming estimator
+// chooses its scales and bandwidths.
+func readSample(e *env, in *inputFlags, args []string, xcols, ycols []string, n, pilot int, seed uint64, prog string) (sample, error) {
 	r, err := in.open(context.Background(), e, args, xcols, ycols)
 	if err != nil {
 		return sample{}, err
@@ -244,6 +250,7 @@ func readSample(e *env, in *inputFlags, args []string, xcols, ycols []string, n 
 	defer r.Close()
 	dx, dy := r.DimX(), r.DimY()
 	xs, ys := make([]float64, 0, n*dx), make([]float64, 0, n*dy)
+	var px, py []float64
 	rng := rand.New(rand.NewPCG(seed, sampleStream))
 	p := newProgress(e, prog, "reading", r.TotalRows()).files(r)
 	var seen int64
@@ -251,6 +258,9 @@ func readSample(e *env, in *inputFlags, args []string, xcols, ycols []string, n 
 		x, y := r.X(), r.Y()
 		for i := 0; i < r.Rows(); i++ {
 			xr, yr := x[i*dx:(i+1)*dx], y[i*dy:(i+1)*dy]
+			if seen < int64(pilot) {
+				px, py = append(px, xr...), append(py, yr...)
+			}
 			switch {
 			case seen < int64(n):
 				xs, ys = append(xs, xr...), append(ys, yr...)
@@ -274,7 +284,7 @@ func readSample(e *env, in *inputFlags, args []string, xcols, ycols []string, n 
 		return sample{}, usagef("%s: %d rows (%d skipped): need at least 2", strings.Join(args, " "), rows, r.Skipped())
 	}
 	xcols, ycols = r.Columns()
-	return sample{x: mat.NewDense(rows, dx, xs), y: mat.NewDense(rows, dy, ys), xcols: xcols, ycols: ycols,
+	return sample{x: mat.NewDense(rows, dx, xs), y: mat.NewDense(rows, dy, ys), px: px, py: py, xcols: xcols, ycols: ycols,
 		seen: seen, skipped: r.Skipped(), input: describeInput(args, r)}, nil
 }
 
@@ -305,6 +315,7 @@ type sampleFlags struct {
 	est   estimatorFlags
 	in    inputFlags
 	n     int
+	pilot int
 	force bool
 }
 
@@ -318,6 +329,7 @@ func (f *sampleFlags) register(fs *flagSet, help string) {
 	f.est.registerJSON(fs, false, "print one JSON object instead of a table")
 	f.in.register(fs)
 	fs.IntVar(&f.n, "sample", defaultSampleRows, help)
+	fs.IntVar(&f.pilot, "pilot-rows", stream.DefaultPilotRows, "rows that choose the columns' scales and median or auto bandwidths: the first rows of the dataset (files in path order), as dime score does")
 	fs.BoolVar(&f.force, "force", false, "allow --sample above 8192 (O(n³) time, 8n² bytes per matrix), and let --plot write through a symbolic link, FIFO or device")
 }
 
@@ -340,10 +352,48 @@ func (f *sampleFlags) parse(fs *flagSet, command string, args []string) (inputs,
 	if _, err := f.in.options(xcols, ycols); err != nil {
 		return nil, nil, nil, cfg, err
 	}
+	if f.pilot < 2 || f.pilot > stream.MaxPilotRows {
+		return nil, nil, nil, cfg, usagef("--pilot-rows %d: want 2 to %d", f.pilot, stream.MaxPilotRows)
+	}
 	return inputs, xcols, ycols, cfg, checkSampleSize(f.n, f.force)
 }
 
-// read reads the sample.
+// read reads the sample and the pilot rows.
 func (f *sampleFlags) read(e *env, inputs, xcols, ycols []string) (sample, error) {
-	return readSample(e, &f.in, inputs, xcols, ycols, f.n, f.est.seed, f.est.progress)
+	return readSample(e, &f.in, inputs, xcols, ycols, f.n, f.pilot, f.est.seed, f.est.progress)
+}
+
+// resolve chooses the data-dependent settings of cfg on the sample's pilot
+// rows as the streaming estimator does (stream.ResolvePilot): it
+// standardizes the sample in place (with --standardize) and returns cfg
+// with the bandwidths of median and auto rules made explicit (fixed and
+// explicit ones are the same in either form). autoX and autoY resolve
+// that view with the auto rule whatever cfg says (dime sweep's choice).
+func (f *sampleFlags) resolve(s *sample, cfg exact.Config, autoX, autoY bool) (exact.Config, stream.Pilot, error) {
+	_, dx := s.x.Dims()
+	_, dy := s.y.Dims()
+	scfg := stream.Config{Kernel: cfg.Kernel, Alpha: cfg.Alpha, BandwidthX: cfg.SigmaX, BandwidthY: cfg.SigmaY,
+		Permutations: cfg.Permutations, Seed: cfg.Seed, Standardize: f.est.standardize, XColumns: s.xcols, YColumns: s.ycols}
+	if autoX {
+		scfg.BandwidthX = exact.Auto()
+	}
+	if autoY {
+		scfg.BandwidthY = exact.Auto()
+	}
+	p, err := stream.ResolvePilot(s.px, s.py, len(s.px)/dx, dx, dy, scfg)
+	if err != nil {
+		return cfg, p, usagef("%s: choosing the scales and bandwidths on the first %d rows: %v", s.input, len(s.px)/dx, strings.TrimPrefix(err.Error(), stream.ErrInvalidInput.Error()+": "))
+	}
+	if !p.Scaling.Empty() {
+		rows, _ := s.x.Dims()
+		sx, sy := p.Scaling.Apply(s.x.RawMatrix().Data, s.y.RawMatrix().Data)
+		s.x, s.y = mat.NewDense(rows, dx, sx), mat.NewDense(rows, dy, sy)
+	}
+	if scfg.BandwidthX.NeedsData() {
+		cfg.SigmaX = exact.Sigma(p.SigmaX)
+	}
+	if scfg.BandwidthY.NeedsData() {
+		cfg.SigmaY = exact.Sigma(p.SigmaY)
+	}
+	return cfg, p, nil
 }

@@ -37,6 +37,7 @@ func TestMergeCommand(t *testing.T) {
 	dir := t.TempDir()
 	cfg := stream.DefaultConfig()
 	cfg.Features = 16
+	cfg.Standardize = false // shards of their own scales would not merge
 	cfg.XColumns, cfg.YColumns = []string{"x0", "x1"}, []string{"y0", "y1"}
 	a, b := filepath.Join(dir, "a.state"), filepath.Join(dir, "b.state")
 	writeShardState(t, a, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 1}, 3000, cfg)

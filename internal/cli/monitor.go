@@ -68,7 +68,8 @@ func runMonitor(e *env, args []string) error {
 	fs.Var(pthr, "alert-p", "alert when the p-value of independence falls below this value (e.g. 0.01)")
 	listen := fs.String("listen", "", "serve Prometheus metrics at this address (host:port; a bare :port binds 127.0.0.1)")
 	serveAfter := fs.Duration("serve-after-end", 0, "with --listen: keep serving metrics this long after the input ends (e.g. 5m; SIGINT/SIGTERM stop it)")
-	pilot := fs.Int("pilot-rows", stream.DefaultPilotRows, "rows held back to choose median or auto bandwidths")
+	pilot := fs.Int("pilot-rows", stream.DefaultPilotRows, "rows held back to choose the columns' scales and median or auto bandwidths (the first rows of the stream), kept for every window")
+	like := fs.String("like", "", "take every estimator setting (kernel, alpha, D, variant, P, groups, seed, precision, bandwidths, scales) from this saved state, so that the windows' states merge or compare with it")
 	baselinePath := fs.String("baseline", "", "compare each window with this reference state (from score --save-state): its estimator settings are used")
 	blocks := fs.Int("baseline-blocks", monitor.DefaultBaselineBlocks, "with --baseline: blocks per window for the jackknife of the change test (memory: one estimator each)")
 	changeP := &threshold{}
@@ -92,6 +93,15 @@ func runMonitor(e *env, args []string) error {
 		return err
 	}
 	scfg.PilotRows = *pilot
+	if *like != "" {
+		if *baselinePath != "" {
+			return usagef("--like with --baseline: the windows already take the baseline's settings; drop --like")
+		}
+		if scfg, err = likeConfig(fs, *like); err != nil {
+			return err
+		}
+		scfg.XColumns, scfg.YColumns = xcols, ycols
+	}
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
 	switch {
@@ -196,7 +206,7 @@ func runMonitor(e *env, args []string) error {
 	// the first bytes of stdin.
 	sigs := notifySignals()
 	defer sigs.stop()
-	ww := &windowWriter{w: e.stdout, json: ef.asJSON, timed: *window != 0, baseline: mcfg.Baseline != nil}
+	ww := &windowWriter{w: e.stdout, stderr: e.stderr, json: ef.asJSON, timed: *window != 0, baseline: mcfg.Baseline != nil}
 	var gated int       // windows that met the gate
 	var firstMet string // the first of them, and what it met
 	err = monitorInput(e, sigs, inputs, opts, mcfg, func(w monitor.Window) error {

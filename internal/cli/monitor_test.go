@@ -83,7 +83,7 @@ var monitorFlags = []string{"--x", "x0,x1", "--y", "y0,y1", "--features", "32"}
 
 func TestMonitorWindowsOnStdin(t *testing.T) {
 	in := ipcStream(t, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 1}, 2500, 300)
-	code, out, errs := runBinary(t, in, append([]string{"monitor", "-", "--window-rows", "1000", "--alert-p", "0.01"}, monitorFlags...)...)
+	code, out, errs := runBinary(t, in, append([]string{"monitor", "-", "--window-rows", "1000", "--alert-p", "0.01", "--standardize=false"}, monitorFlags...)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -417,7 +417,7 @@ func TestMonitorServeAfterEnd(t *testing.T) {
 // as it closes, no trailing spaces.
 func TestMonitorTable(t *testing.T) {
 	in := ipcStream(t, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 1}, 2500, 300)
-	code, out, errs := runBinary(t, in, append([]string{"monitor", "-", "--window-rows", "1000", "--alert-p", "0.01", "--json=false"}, monitorFlags...)...)
+	code, out, errs := runBinary(t, in, append([]string{"monitor", "-", "--window-rows", "1000", "--alert-p", "0.01", "--json=false", "--standardize=false"}, monitorFlags...)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -439,7 +439,7 @@ func TestMonitorTable(t *testing.T) {
 	}
 	// The normalized column is the JSON's dime_normalized, in the column
 	// under its header.
-	_, out, _ = runBinary(t, in, append([]string{"monitor", "-", "--window-rows", "1000"}, monitorFlags...)...)
+	_, out, _ = runBinary(t, in, append([]string{"monitor", "-", "--window-rows", "1000", "--standardize=false"}, monitorFlags...)...)
 	col := utf8.RuneCountInString(lines[0][:strings.Index(lines[0], "normalized")]) + len("normalized") // the header has a "±"
 	for i, w := range windowLines(t, out) {
 		want := fmt.Sprintf("%.6f", num(t, w, "dime_normalized"))

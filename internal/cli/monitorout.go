@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -41,6 +42,9 @@ type windowLine struct {
 	ChangePValue *number  `json:"change_p_value,omitempty"`
 	Alert        bool     `json:"alert"`
 	AlertReasons []string `json:"alert_reasons,omitempty"`
+	// Warnings are the window's warnings of a scale that does not fit
+	// the data (report.Report.Warn); stderr shows each kind once.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func newWindowLine(w monitor.Window) windowLine {
@@ -66,6 +70,8 @@ func newWindowLine(w monitor.Window) windowLine {
 // waits for the end of the input to align itself is no use on a stream).
 type windowWriter struct {
 	w        io.Writer
+	stderr   io.Writer       // where each kind of warning is printed once (nil: nowhere)
+	warned   map[string]bool // the kinds printed
 	json     bool
 	timed    bool // windows by time: the table shows their start
 	baseline bool // the table shows the change from the baseline
@@ -93,9 +99,31 @@ func (ww *windowWriter) columns() []tableColumn {
 	return append(cols, alertColumn)
 }
 
+// warnings returns the window's warnings and prints on stderr those of a
+// kind (the text before its first colon) not printed before.
+func (ww *windowWriter) warnings(w monitor.Window) []string {
+	r := w.Result
+	rep := rffReport(r, 0)
+	rep.Warn(len(r.XColumns), len(r.YColumns), math.Log(float64(2*r.Features)))
+	for _, t := range rep.Warnings {
+		kind, _, _ := strings.Cut(t, ":")
+		if ww.stderr != nil && !ww.warned[kind] {
+			if ww.warned == nil {
+				ww.warned = map[string]bool{}
+			}
+			ww.warned[kind] = true
+			fmt.Fprintf(ww.stderr, "dime: warning: window %d: %s\n", w.Index, t)
+		}
+	}
+	return rep.Warnings
+}
+
 func (ww *windowWriter) write(w monitor.Window) error {
+	warnings := ww.warnings(w)
 	if ww.json {
-		return writeJSON(ww.w, newWindowLine(w)) // one line, written at once
+		l := newWindowLine(w)
+		l.Warnings = warnings
+		return writeJSON(ww.w, l) // one line, written at once
 	}
 	var b strings.Builder
 	first := 24 // "window [start_row, end_row)" or the time

@@ -81,6 +81,11 @@ func writeTable(w io.Writer, r report, extra ...[2]string) error {
 	line("x columns", "%s", strings.Join(r.XColumns, ", "))
 	line("y columns", "%s", strings.Join(r.YColumns, ", "))
 	line("kernel", "%s, alpha %g", r.Kernel, r.Alpha)
+	if sc := r.Scaling; sc != nil {
+		line("scaling", "columns standardized, (value - center) / scale, on the first %d rows; sigma in those units", sc.PilotRows)
+		line("x center, scale", "%s", pairs(sc.CenterX, sc.ScaleX))
+		line("y center, scale", "%s", pairs(sc.CenterY, sc.ScaleY))
+	}
 	line("sigma x", "%s", describeBandwidthRule(r.SigmaRuleX, r.SigmaX))
 	line("sigma y", "%s", describeBandwidthRule(r.SigmaRuleY, r.SigmaY))
 	line("entropy x", "%s", fmtNumber(r.EntropyX))
@@ -122,6 +127,16 @@ func writeTable(w io.Writer, r report, extra ...[2]string) error {
 	return tw.Flush()
 }
 
+// warnReport adds the report's warnings (Report.Warn) and prints each on
+// stderr as one line.
+func warnReport(e *env, r *report, dimX, dimY int, maxEntropy float64) {
+	n := len(r.Warnings)
+	r.Warn(dimX, dimY, maxEntropy)
+	for _, w := range r.Warnings[n:] {
+		fmt.Fprintf(e.stderr, "dime: warning: %s\n", w)
+	}
+}
+
 // describeBandwidthRule returns a bandwidth and, unless it was given
 // explicitly, the rule that chose it.
 func describeBandwidthRule(rule string, sigma float64) string {
@@ -130,6 +145,21 @@ func describeBandwidthRule(rule string, sigma float64) string {
 		return fmt.Sprintf("%.6g (%s)", sigma, rule)
 	}
 	return fmt.Sprintf("%.6g", sigma)
+}
+
+// pairs formats centers and scales as "c/s, c/s, ...", at most 8 columns.
+func pairs(center, scale []float64) string {
+	var b strings.Builder
+	for i := range min(len(center), 8) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%.6g/%.6g", center[i], scale[i])
+	}
+	if len(center) > 8 {
+		fmt.Fprintf(&b, ", ... (%d columns)", len(center))
+	}
+	return b.String()
 }
 
 // printReport prints a report as a table or JSON.

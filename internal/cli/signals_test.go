@@ -24,7 +24,7 @@ func TestScoreSignalPrintsPartial(t *testing.T) {
 		json bool
 	}{{syscall.SIGINT, 130, true}, {syscall.SIGTERM, 143, false}} {
 		state := filepath.Join(t.TempDir(), "partial.state")
-		args := []string{"score", "-", "--x", "x0,x1", "--y", "y0,y1", "--features", "16", "--progress", "always", "--save-state", state}
+		args := []string{"score", "-", "--x", "x0,x1", "--y", "y0,y1", "--features", "16", "--progress", "always", "--save-state", state, "--standardize=false"}
 		if c.json {
 			args = append(args, "--json")
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dime-project/dime/exact"
+	rpt "github.com/dime-project/dime/internal/report"
 )
 
 // sweepPoint is one point of dime sweep's JSON.
@@ -22,15 +23,21 @@ type sweepPoint struct {
 
 // sweepOutput is the JSON of dime sweep.
 type sweepOutput struct {
-	Input          string       `json:"input"`
-	Rows           int          `json:"rows"`
-	Kernel         string       `json:"kernel"`
-	Alpha          float64      `json:"alpha"`
-	Permutations   int          `json:"permutations"`
-	Seed           uint64       `json:"seed"`
-	Points         []sweepPoint `json:"points"`
-	AutoSigmaX     float64      `json:"auto_sigma_x"`
-	AutoSigmaY     float64      `json:"auto_sigma_y"`
+	Input        string       `json:"input"`
+	Rows         int          `json:"rows"`
+	Kernel       string       `json:"kernel"`
+	Alpha        float64      `json:"alpha"`
+	Permutations int          `json:"permutations"`
+	Seed         uint64       `json:"seed"`
+	Points       []sweepPoint `json:"points"`
+	AutoSigmaX   float64      `json:"auto_sigma_x"`
+	AutoSigmaY   float64      `json:"auto_sigma_y"`
+	// SampleBest is the index of the point of largest DiME on the sample,
+	// which can differ from the auto rule's (chosen on the pilot rows).
+	SampleBest     int          `json:"sample_best"`
+	PilotRows      int          `json:"pilot_rows"`
+	Scaling        *rpt.Scaling `json:"scaling,omitempty"`
+	Warnings       []string     `json:"warnings,omitempty"`
 	ElapsedSeconds float64      `json:"elapsed_seconds"`
 }
 
@@ -57,15 +64,45 @@ func runSweep(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	points, err := exact.Sweep(s.x, s.y, cfg, exact.AutoScales)
+	// The views swept are those whose rule is auto, both when none is;
+	// their auto bandwidth is chosen as dime score --sigma auto chooses it,
+	// on the pilot rows (the first --pilot-rows rows), and marked in the
+	// table of the sample's sweep.
+	sweepX := cfg.SigmaX.Rule == exact.AutoRule || cfg.SigmaY.Rule != exact.AutoRule
+	sweepY := cfg.SigmaY.Rule == exact.AutoRule || cfg.SigmaX.Rule != exact.AutoRule
+	rcfg, pilot, err := sf.resolve(&s, cfg, sweepX, sweepY)
 	if err != nil {
 		return err
 	}
-	best := exact.BestDiME(points)
+	if sweepX && !sweepY {
+		rcfg.SigmaX = exact.Auto()
+	} else if sweepY && !sweepX {
+		rcfg.SigmaY = exact.Auto()
+	}
+	points, err := exact.Sweep(s.x, s.y, rcfg, exact.AutoScales)
+	if err != nil {
+		return err
+	}
+	best := -1
+	for i, p := range points {
+		if (!sweepX || p.SigmaX == pilot.SigmaX) && (!sweepY || p.SigmaY == pilot.SigmaY) {
+			best = i
+		}
+	}
 	rows, _ := s.x.Dims()
 	out := sweepOutput{Input: describeSample(s), Rows: rows, Kernel: cfg.Kernel.String(), Alpha: cfg.Alpha,
-		Permutations: cfg.Permutations, Seed: cfg.Seed,
-		AutoSigmaX: points[best].SigmaX, AutoSigmaY: points[best].SigmaY}
+		Permutations: cfg.Permutations, Seed: cfg.Seed, AutoSigmaX: pilot.SigmaX, AutoSigmaY: pilot.SigmaY,
+		SampleBest: exact.BestDiME(points), PilotRows: pilot.Rows}
+	if !pilot.Scaling.Empty() {
+		out.Scaling = &rpt.Scaling{CenterX: pilot.Scaling.CenterX, ScaleX: pilot.Scaling.ScaleX, CenterY: pilot.Scaling.CenterY, ScaleY: pilot.Scaling.ScaleY, PilotRows: pilot.Rows}
+	}
+	lo, hi := exact.AutoScales[0], exact.AutoScales[len(exact.AutoScales)-1]
+	if best >= 0 && (points[best].Scale == lo || points[best].Scale == hi) {
+		w := fmt.Sprintf("the auto bandwidth is at the %s end of the grid (scale %.4g): the data's scale may lie beyond it; give --sigma explicitly",
+			map[bool]string{true: "low", false: "high"}[points[best].Scale == lo], points[best].Scale)
+		out.Warnings = append(out.Warnings, w)
+		fmt.Fprintf(e.stderr, "dime: warning: %s\n", w)
+	}
 	for i, p := range points {
 		r := p.Result
 		out.Points = append(out.Points, sweepPoint{Scale: p.Scale, SigmaX: p.SigmaX, SigmaY: p.SigmaY,
@@ -91,7 +128,7 @@ func runSweep(e *env, args []string) error {
 	for _, p := range out.Points {
 		mark := ""
 		if p.Auto {
-			mark = "<- auto: largest DiME"
+			mark = fmt.Sprintf("<- auto: largest DiME on the first %d rows", out.PilotRows)
 		}
 		fmt.Fprintf(tw, "%.4g\t%.4g\t%.4g\t%s\t%s\t%s\t%s\t\n", p.Scale, p.SigmaX, p.SigmaY, fmtNumber(p.DiME), fmtNumber(p.DiMEStdErr), fmtNumber(p.MI), mark)
 	}

@@ -6,7 +6,9 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/dime-project/dime/exact"
@@ -65,8 +67,77 @@ type Report struct {
 	PValueTest     string   `json:"p_value_test,omitempty"`      // exact: "hsic" or "permutation"
 	TestPerms      int      `json:"test_permutations,omitempty"` // exact: null replicates of the permutation test
 	Partial        bool     `json:"partial,omitempty"`           // score cut short by a signal: the rows read so far
+	// Scaling is the columns' standardization (nil when the values were
+	// used as they are): sigma_x and sigma_y are in its units.
+	Scaling *Scaling `json:"scaling,omitempty"`
+	// Warnings are the lines printed on stderr about this estimate.
+	Warnings       []string `json:"warnings,omitempty"`
 	ElapsedSeconds float64  `json:"elapsed_seconds"`
 }
+
+// Scaling is the standardization of the report's columns: column j of X
+// was used as (x_j − center_x[j]) / scale_x[j], chosen on the first
+// pilot_rows rows.
+type Scaling struct {
+	CenterX   []float64 `json:"center_x"`
+	ScaleX    []float64 `json:"scale_x"`
+	CenterY   []float64 `json:"center_y"`
+	ScaleY    []float64 `json:"scale_y"`
+	PilotRows int       `json:"pilot_rows,omitempty"`
+}
+
+// SetScaling records s (nothing if it is empty).
+func (r *Report) SetScaling(s stream.Scaling, pilotRows int) {
+	if s.Empty() {
+		return
+	}
+	r.Scaling = &Scaling{CenterX: s.CenterX, ScaleX: s.ScaleX, CenterY: s.CenterY, ScaleY: s.ScaleY, PilotRows: pilotRows}
+}
+
+// Warn adds the warnings of a scale that does not fit the data, for views
+// of dimX and dimY columns whose entropies cannot exceed maxEntropy
+// (log 2D for the RFF estimator, log n for the exact one): a bandwidth
+// chosen by the auto rule at an end of its grid, or a view whose entropy
+// is within 1% of maxEntropy (every row looks unlike every other: σ far
+// below the data's scale) or of 0 (every row looks alike: σ far above it).
+func (r *Report) Warn(dimX, dimY int, maxEntropy float64) {
+	views := []struct {
+		name, rule string
+		sigma      float64
+		d          int
+		h          Number
+	}{{"X", r.SigmaRuleX, r.SigmaX, dimX, r.EntropyX}, {"Y", r.SigmaRuleY, r.SigmaY, dimY, r.EntropyY}}
+	lo, hi := exact.AutoScales[0], exact.AutoScales[len(exact.AutoScales)-1]
+	for _, v := range views {
+		fixed := exact.FixedSigma(v.d)
+		if v.rule == "auto" {
+			end := ""
+			switch {
+			case sameFloat(v.sigma, lo*fixed):
+				end = "low"
+			case sameFloat(v.sigma, hi*fixed):
+				end = "high"
+			}
+			if end != "" {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("sigma of %s (%.4g) is at the %s end of the auto grid (%.4g to %.4g): the grid may not reach the data's scale; check dime sweep, standardize the columns (--standardize), or give --sigma-%s",
+					v.name, v.sigma, end, lo*fixed, hi*fixed, strings.ToLower(v.name)))
+			}
+		}
+		h := float64(v.h)
+		if math.IsNaN(h) || !(maxEntropy > 0) {
+			continue
+		}
+		switch {
+		case h >= 0.99*maxEntropy:
+			r.Warnings = append(r.Warnings, fmt.Sprintf("view %s is degenerate: its entropy %.4g is within 1%% of its maximum %.4g (sigma %.4g is far below the data's scale, every row looks unique); standardize the columns (--standardize) or try --sigma median", v.name, h, maxEntropy, v.sigma))
+		case h <= 0.01*maxEntropy:
+			r.Warnings = append(r.Warnings, fmt.Sprintf("view %s is degenerate: its entropy %.4g is within 1%% of 0 (sigma %.4g is far above the data's scale, every row looks alike); standardize the columns (--standardize) or try --sigma median", v.name, h, v.sigma))
+		}
+	}
+}
+
+// sameFloat reports whether a and b agree to 1e-12 relative.
+func sameFloat(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Abs(b) }
 
 func Exact(r exact.Result, cfg exact.Config, xcols, ycols []string, elapsed time.Duration) Report {
 	p := Number(r.PValue)

@@ -114,10 +114,17 @@ func TestMatchesDimeScore(t *testing.T) {
 	one := decode(t, dime(t, append([]string{"score", files[0], "--json"}, flags...)...))
 	sameFields(t, decode(t, out), one, "entropy_x", "entropy_y", "entropy_joint", "mutual_information", "dime_analytic", "dime")
 
+	// The first file's state chooses the scales (on its 1000 rows, the
+	// first of the directory, as dimebeam does); the others take them with
+	// --like.
 	var states []string
 	for i, f := range files {
 		st := filepath.Join(t.TempDir(), fmt.Sprintf("%d.state", i))
-		dime(t, append([]string{"score", f, "--json", "--save-state", st}, flags...)...)
+		if i == 0 {
+			dime(t, append([]string{"score", f, "--json", "--save-state", st}, flags...)...)
+		} else {
+			dime(t, "score", f, "--json", "--save-state", st, "--x", "x0,x1", "--y", "y0,y1", "--like", states[0])
+		}
 		states = append(states, st)
 	}
 	merged := decode(t, dime(t, append([]string{"merge", "--json"}, states...)...))
@@ -223,7 +230,7 @@ func TestMedianPrinted(t *testing.T) {
 	if m["sigma_rule_x"] != "median" || m["sigma_rule_y"] != "median" {
 		t.Errorf("rules %v, %v", m["sigma_rule_x"], m["sigma_rule_y"])
 	}
-	want := fmt.Sprintf("dimebeam: sigma_x %.9g (median), sigma_y %.9g (median), chosen on a seeded uniform sample of 500 rows",
+	want := fmt.Sprintf("dimebeam: sigma_x %.9g (median), sigma_y %.9g (median), chosen on the first 500 rows of the dataset (files in path order)",
 		m["sigma_x"], m["sigma_y"])
 	if !strings.HasPrefix(errs, want) || strings.Count(errs, "\n") != 1 {
 		t.Errorf("stderr %q, want one line starting %q", errs, want)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 
 	dimebeam "github.com/dime-project/dime/beam"
@@ -35,6 +36,9 @@ type options struct {
 	skipInvalid           bool
 	splitRows             int64
 	pilotRows             int
+	standardize           bool
+	like                  string
+	flags                 *flag.FlagSet // where register put the flags above
 	output                string
 	saveState             string
 	verbose               bool
@@ -53,6 +57,7 @@ func (l *inputList) Set(v string) error {
 }
 
 func (o *options) register(fs *flag.FlagSet) {
+	o.flags = fs
 	fs.Var(&o.inputs, "input", "data file, directory (read recursively) or quoted glob; repeat for more (positional arguments count too)")
 	fs.StringVar(&o.x, "x", "", "comma-separated columns of view X (a FixedSizeList column counts for its list size)")
 	fs.StringVar(&o.y, "y", "", "comma-separated columns of view Y")
@@ -73,7 +78,9 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.batchSize, "batch-size", dimeio.DefaultBatchSize, "rows per record batch read")
 	fs.BoolVar(&o.skipInvalid, "skip-invalid", false, "drop rows with a null, NaN or Inf in a selected column (counted) instead of failing")
 	fs.Int64Var(&o.splitRows, "split-rows", dimebeam.DefaultSplitRows, "at most this many rows per split (unit of work of one worker): small Parquet files are packed together, large ones cut into runs of row groups; larger splits cost less, smaller ones spread a small dataset over more workers")
-	fs.IntVar(&o.pilotRows, "pilot-rows", stream.DefaultPilotRows, "rows of the seeded uniform sample on which median and auto choose the bandwidths")
+	fs.IntVar(&o.pilotRows, "pilot-rows", stream.DefaultPilotRows, "rows on which the columns' scales and the median and auto bandwidths are chosen: the first rows of the dataset (files in path order), as dime score chooses them")
+	fs.BoolVar(&o.standardize, "standardize", true, "standardize every column, (x - median)/(1.4826 MAD), chosen on the first --pilot-rows rows, so that units do not matter; false uses the values as they are")
+	fs.StringVar(&o.like, "like", "", "take every estimator setting (kernel, alpha, D, variant, P, groups, seed, precision, bandwidths, scales) from this saved state (a local file), so that the result merges with it")
 	fs.StringVar(&o.output, "output", "", "write the JSON result to this path or URL (required unless the runner runs here: prism, direct, loopback)")
 	fs.StringVar(&o.saveState, "save-state", "", "write the merged estimator state to this path or URL (dime merge reads it)")
 	fs.BoolVar(&o.verbose, "verbose", false, "show the runner's logs on stderr")
@@ -176,6 +183,12 @@ func (o *options) config() (dimebeam.Config, []string, error) {
 	case o.pilotRows < 2 || o.pilotRows > dimebeam.MaxSampleRows:
 		return cfg, nil, usagef("--pilot-rows %d: want 2 to %d", o.pilotRows, dimebeam.MaxSampleRows)
 	}
+	c.Standardize, c.PilotRows = o.standardize, o.pilotRows
+	if o.like != "" {
+		if c, err = likeConfig(*o, xcols, ycols); err != nil {
+			return cfg, nil, err
+		}
+	}
 	cfg = dimebeam.Config{Stream: c, BatchSize: o.batchSize, SkipInvalid: o.skipInvalid, SplitRows: o.splitRows, SampleRows: o.pilotRows}
 	if o.format != "" {
 		if cfg.Format, err = dimeio.ParseFormat(o.format); err != nil {
@@ -185,8 +198,51 @@ func (o *options) config() (dimebeam.Config, []string, error) {
 	if cfg.Where, err = dimeio.ParseWhere(o.where); err != nil {
 		return cfg, nil, usagef("--where %q: %v", o.where, err)
 	}
-	if err := cfg.Validate(); err != nil {
+	// The scaling of standardized columns is chosen on the data, by
+	// dimebeam.ChoosePilot, before the pipeline is built: check the rest.
+	v := cfg
+	v.Stream.Standardize = v.Stream.Standardize && !v.Stream.Scaling.Empty()
+	if err := v.Validate(); err != nil {
 		return cfg, nil, usagef("%v", err)
 	}
 	return cfg, inputs, nil
+}
+
+// likeFlags are the estimator flags that --like sets from the state.
+var likeFlags = []string{"kernel", "sigma", "sigma-x", "sigma-y", "alpha", "features", "variant", "permutations", "groups",
+	"seed", "precision", "standardize", "shuffle-buffer", "pilot-rows"}
+
+// likeConfig returns the estimator settings of the state o.like, its
+// bandwidths and scales explicit; an estimator flag also given is a usage
+// error.
+func likeConfig(o options, xcols, ycols []string) (stream.Config, error) {
+	for _, name := range likeFlags {
+		if o.given(name) {
+			return stream.Config{}, usagef("--%s with --like: the run takes every estimator setting of %s; drop --%s", name, o.like, name)
+		}
+	}
+	f, err := os.Open(o.like)
+	if err != nil {
+		return stream.Config{}, usagef("--like: %v", err)
+	}
+	defer f.Close()
+	st, err := stream.ReadState(f)
+	if err != nil {
+		return stream.Config{}, usagef("--like %s: %v", o.like, err)
+	}
+	c := st.Config()
+	sx, sy := st.Bandwidths()
+	c.BandwidthX, c.BandwidthY = exact.Sigma(sx), exact.Sigma(sy)
+	c.Workers, c.HalfLife = 0, 0
+	c.XColumns, c.YColumns = xcols, ycols
+	return c, nil
+}
+
+// given reports whether the flag name was given on the command line.
+func (o options) given(name string) bool {
+	set := false
+	if o.flags != nil {
+		o.flags.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	}
+	return set
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -84,6 +85,11 @@ func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		defer os.RemoveAll(dir)
 		output = filepath.Join(dir, "result.json")
 	}
+	rules := [2]string{cfg.Stream.BandwidthX.String(), cfg.Stream.BandwidthY.String()}
+	cfg, pilot, err := dimebeam.ChoosePilot(ctx, inputs, cfg)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
 	files, err := dimebeam.Check(ctx, inputs, cfg)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
@@ -116,7 +122,9 @@ func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
 
 	p, s := beam.NewPipelineWithRoot()
 	states := dimebeam.States(s, beam.CreateList(s, inputs), cfg)
-	reports := beam.ParDo(s, &reportFn{Input: input, Start: start.UnixNano()}, dimebeam.Results(s, states, cfg))
+	rf := &reportFn{Input: input, Start: start.UnixNano(), RuleX: rules[0], RuleY: rules[1], Scaling: cfg.Stream.Scaling,
+		PilotRows: pilot.Rows, DimX: pilot.DimX, DimY: pilot.DimY}
+	reports := beam.ParDo(s, rf, dimebeam.Results(s, states, cfg))
 	dimebeam.WriteFile(s, reports, output, exclude...)
 	if o.saveState != "" {
 		dimebeam.WriteFile(s, states, o.saveState, exclude...)
@@ -128,12 +136,12 @@ func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "dimebeam: job submitted; the result will be written to %s\n", output)
 		return nil
 	}
-	return printResult(ctx, output, cfg.SampleRows, stdout, stderr)
+	return printResult(ctx, output, stdout, stderr)
 }
 
 // printResult prints the JSON the pipeline wrote, and on stderr the
 // bandwidths that a rule chose.
-func printResult(ctx context.Context, output string, sampleRows int, stdout, stderr io.Writer) error {
+func printResult(ctx context.Context, output string, stdout, stderr io.Writer) error {
 	fs, err := filesystem.New(ctx, output)
 	if err != nil {
 		return err
@@ -161,8 +169,15 @@ func printResult(ctx context.Context, output string, sampleRows int, stdout, std
 		}
 	}
 	if len(chosen) > 0 {
-		fmt.Fprintf(stderr, "dimebeam: %s, chosen on a seeded uniform sample of %d rows of the dataset and used by every split\n",
-			strings.Join(chosen, ", "), min(int64(sampleRows), r.Rows))
+		rows := 0
+		if r.Scaling != nil {
+			rows = r.Scaling.PilotRows
+		}
+		fmt.Fprintf(stderr, "dimebeam: %s, chosen on the first %d rows of the dataset (files in path order) and used by every split\n",
+			strings.Join(chosen, ", "), rows)
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(stderr, "dimebeam: warning: %s\n", w)
 	}
 	_, err = stdout.Write(b)
 	return err
@@ -172,11 +187,24 @@ func printResult(ctx context.Context, output string, sampleRows int, stdout, std
 type reportFn struct {
 	Input string
 	Start int64 // the launch, in Unix nanoseconds: elapsed_seconds counts from it
+	// RuleX and RuleY are the bandwidth rules as given (the pipeline gets
+	// the bandwidths that median and auto chose as explicit values).
+	RuleX, RuleY string
+	// Scaling is the columns' standardization, chosen on the first
+	// PilotRows rows (DimX and DimY columns; 0 when no pilot was read).
+	Scaling    stream.Scaling
+	PilotRows  int
+	DimX, DimY int
 }
 
 func (f *reportFn) ProcessElement(r stream.Result) ([]byte, error) {
 	rep := report.RFF(r, time.Since(time.Unix(0, f.Start)))
 	rep.Input = f.Input
+	if f.RuleX != "" {
+		rep.SigmaRuleX, rep.SigmaRuleY = f.RuleX, f.RuleY
+	}
+	rep.SetScaling(f.Scaling, f.PilotRows)
+	rep.Warn(f.DimX, f.DimY, math.Log(float64(2*r.Features)))
 	b, err := json.Marshal(rep)
 	return append(b, '\n'), err
 }
