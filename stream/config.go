@@ -68,6 +68,16 @@ type Config struct {
 	// package documentation derives both. It changes only Result.DiME, not
 	// the standard error or anything else.
 	Jackknife Jackknife
+	// RowModel says what the rows are: IIDRows (the zero value, the
+	// default of dime score), independent draws, which the shuffle within
+	// each scope and the iid RFF-HSIC test assume; or SerialRows, a
+	// stationary series whose neighbouring rows may depend on each other
+	// (time-ordered data; the default of dime monitor): rows then keep
+	// their order, chunks of consecutive rows go to the groups in turn, and
+	// the p-value and the standard error come from the spread between the
+	// groups (package documentation). SerialRows needs the analytic
+	// estimator (Permutations = 0) and at least 2 groups.
+	RowModel RowModel
 	// SkipNormalized skips the self terms of the normalized score (its
 	// fields are NaN): four accumulators per group fewer, about 8% less work
 	// per row, and 4(K+1) eigenproblems fewer per Result.
@@ -184,6 +194,39 @@ func (j Jackknife) String() string {
 	return fmt.Sprintf("Jackknife(%d)", uint8(j))
 }
 
+// RowModel is what the rows are assumed to be (Config.RowModel).
+type RowModel uint8
+
+const (
+	// IIDRows: independent, identically distributed rows.
+	IIDRows RowModel = iota
+	// SerialRows: a stationary series, rows dependent on their neighbours
+	// over a range well below 256 rows (one chunk).
+	SerialRows
+)
+
+// String returns "iid" or "serial".
+func (m RowModel) String() string {
+	switch m {
+	case IIDRows:
+		return "iid"
+	case SerialRows:
+		return "serial"
+	}
+	return fmt.Sprintf("RowModel(%d)", uint8(m))
+}
+
+// ParseRowModel parses "iid" or "serial".
+func ParseRowModel(s string) (RowModel, error) {
+	switch s {
+	case "iid":
+		return IIDRows, nil
+	case "serial":
+		return SerialRows, nil
+	}
+	return IIDRows, invalidf("rows %q: want iid or serial", s)
+}
+
 // MaxGroups bounds Config.Groups.
 const MaxGroups = 64
 
@@ -225,6 +268,12 @@ func (c Config) Validate() error {
 		return invalidf("groups must be 0 (default %d) to %d, got %d", DefaultGroups, MaxGroups, c.Groups)
 	case c.Jackknife > GroupJackknife:
 		return invalidf("unknown jackknife %d", c.Jackknife)
+	case c.RowModel > SerialRows:
+		return invalidf("unknown row model %d", c.RowModel)
+	case c.RowModel == SerialRows && c.Permutations > 0:
+		return invalidf("serial rows need the analytic estimator (0 permutations): permuted pairs of a series would pair neighbours")
+	case c.RowModel == SerialRows && c.groups() < 2:
+		return invalidf("serial rows need at least 2 groups: their test and standard error come from the spread between groups")
 	case c.Precision != covariance.Float64 && c.Precision != covariance.Float32:
 		return invalidf("unknown precision %d", uint8(c.Precision))
 	case c.SkipAnalytic && c.Permutations == 0:

@@ -69,6 +69,24 @@ type Result struct {
 	// cannot be computed. TestStatistic is its statistic and TestNullMean
 	// the statistic's expectation under independence.
 	PValue, TestStatistic, TestNullMean float64
+	// RowModel is the row model configured (Config.RowModel). With
+	// SerialRows, PValue is the test for serial rows (the package
+	// documentation derives it) and PValueIID the iid RFF-HSIC test's
+	// p-value of the same statistic; with IIDRows they are equal.
+	RowModel  RowModel
+	PValueIID float64
+	// Lag1X and Lag1Y are the largest absolute lag-1 autocorrelation of a
+	// column of X and of Y over the rows in the order they were added
+	// (NaN after a merge or a restored state, or with fewer than 3 rows):
+	// see LooksSerial.
+	Lag1X, Lag1Y float64
+	// DiMEDegreesOfFreedom are those of DiMEStdErr (K − 1 for the
+	// jackknife over K non-empty groups, P − 1 for P permutations; NaN
+	// without a standard error), and DiMELow, DiMEHigh the 95% interval
+	// DiME ∓ t·DiMEStdErr, t the 97.5% point of Student's t with those
+	// degrees of freedom (3.18 for K = 4: "± 2 standard errors" covers less
+	// than 95% with so few degrees of freedom).
+	DiMEDegreesOfFreedom, DiMELow, DiMEHigh float64
 	// PValuePermutations is the older p-value of the permutation estimator
 	// (function PValue; NaN without at least 2 permutations).
 	PValuePermutations float64
@@ -141,7 +159,9 @@ func (e *Estimator) Result() (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return assemble(e.cfg, e.sigmaX, e.sigmaY, e.rows, e.skipped, est), nil
+	r := assemble(e.cfg, e.sigmaX, e.sigmaY, e.rows, e.skipped, est)
+	r.Lag1X, r.Lag1Y = e.lagX.largest(), e.lagY.largest()
+	return r, nil
 }
 
 // estimates are the quantities a Result is assembled from; NaN when not
@@ -152,6 +172,8 @@ type estimates struct {
 	jack, jackSE       float64 // analytic DiME, jackknifed
 	selfX, selfY       float64 // self terms, jackknifed
 	test               covariance.IndependenceTest
+	pSerial            float64 // the serial rows' p-value (serialTest)
+	live               int     // non-empty groups
 	groups             int
 	weight             float64 // total weight of the rows
 }
@@ -252,7 +274,7 @@ func (e *Estimator) dimeFills(skip uint64, kind pairKind) []fill {
 func (e *Estimator) estimate() (estimates, error) {
 	nan := math.NaN()
 	cfg := e.cfg
-	est := estimates{sperp: nan, jack: nan, jackSE: nan, selfX: nan, selfY: nan, groups: len(e.groups),
+	est := estimates{sperp: nan, jack: nan, jackSE: nan, selfX: nan, selfY: nan, groups: len(e.groups), pSerial: nan,
 		test: covariance.IndependenceTest{Statistic: nan, NullMean: nan, PValue: nan}}
 	xs, _ := e.parts(0, partX)
 	ys, _ := e.parts(0, partY)
@@ -313,6 +335,7 @@ func (e *Estimator) estimate() (estimates, error) {
 		}
 	}
 	mainJack := len(e.perm) == 0 && live >= 2
+	est.live = live
 	type looTerm struct {
 		kind          pairKind
 		group, group2 int // group2 ≥ 0: the leave-two-out of the generalized jackknife
@@ -380,6 +403,9 @@ func (e *Estimator) estimate() (estimates, error) {
 	}
 	if err != nil {
 		return est, err
+	}
+	if cfg.RowModel == SerialRows {
+		est.pSerial, _, _ = serialTest(e.groups, cfg.Features, est.test)
 	}
 	est.sx, est.sy, est.sxy = s[0], s[1], s[2]
 	s = s[3:]
@@ -564,6 +590,11 @@ func assemble(cfg Config, sigmaX, sigmaY float64, rows, skipped int64, est estim
 		PValue: est.test.PValue, TestStatistic: est.test.Statistic, TestNullMean: est.test.NullMean,
 		PValuePermutations: nan,
 		EffectiveRows:      est.weight, HalfLife: cfg.HalfLife,
+		RowModel: cfg.RowModel, PValueIID: est.test.PValue, Lag1X: nan, Lag1Y: nan,
+		DiMEDegreesOfFreedom: nan, DiMELow: nan, DiMEHigh: nan,
+	}
+	if cfg.RowModel == SerialRows {
+		r.PValue = est.pSerial
 	}
 	if len(est.perm) == 0 {
 		r.DiME, r.DiMEStdErr = est.jack, est.jackSE
@@ -582,6 +613,16 @@ func assemble(cfg Config, sigmaX, sigmaY float64, rows, skipped int64, est estim
 			r.DiMEStdErr = math.Sqrt(ss/float64(P-1)) / math.Sqrt(float64(P))
 		}
 		r.PValuePermutations = PValue(est.sxy, est.perm)
+	}
+	switch {
+	case len(est.perm) > 1:
+		r.DiMEDegreesOfFreedom = float64(len(est.perm) - 1)
+	case len(est.perm) == 0 && est.live >= 2:
+		r.DiMEDegreesOfFreedom = float64(est.live - 1)
+	}
+	if df := r.DiMEDegreesOfFreedom; df > 0 && r.DiMEStdErr >= 0 {
+		t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(0.975)
+		r.DiMELow, r.DiMEHigh = r.DiME-t*r.DiMEStdErr, r.DiME+t*r.DiMEStdErr
 	}
 	r.DiMENormalized = nan
 	if est.selfX > 0 && est.selfY > 0 {

@@ -152,6 +152,7 @@ func runScore(e *env, args []string) error {
 	if err := out.write(est.WriteState); err != nil {
 		return err
 	}
+	warnSerial(e, res)
 	rep := rffReport(res, time.Since(start))
 	rep.Input = input
 	if stopped {
