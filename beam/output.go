@@ -3,6 +3,7 @@ package dimebeam
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"path"
 	"path/filepath"
@@ -13,6 +14,9 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // local paths
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/dime-project/dime/internal/outfile"
+	dimeio "github.com/dime-project/dime/io"
 )
 
 func init() {
@@ -21,22 +25,79 @@ func init() {
 
 // WriteFile writes the one []byte element of col to a file through Beam's
 // filesystem registry (a local path, gs://… or s3://…, for the filesystems
-// the program imports). A local file is written to a temporary file in the
-// same directory and renamed, so that a reader never sees half of it;
-// object stores commit an object when it is closed.
-func WriteFile(s beam.Scope, col beam.PCollection, path string) {
+// the program imports); object stores commit an object when it is closed.
+//
+// A local path is written as the dime command writes its outputs (package
+// internal/outfile): it must name a new file or a regular file, which a
+// temporary file in the same directory, synced, then replaces by a rename,
+// so that a reader never sees half of it and a failure leaves it as it was.
+// A symbolic link, FIFO, device, socket or directory is refused, and so is a
+// missing directory and any of inputs (the same file, or the same cleaned
+// absolute path): pass the files the pipeline reads (LocalFiles).
+func WriteFile(s beam.Scope, col beam.PCollection, path string, inputs ...string) {
 	s = s.Scope("dimebeam.WriteFile")
-	beam.ParDo0(s, &writeFn{Path: path}, col)
+	beam.ParDo0(s, &writeFn{Path: path, Inputs: inputs}, col)
+}
+
+// CheckOutput returns the error WriteFile would give for path before it
+// writes anything (nil for a URL, which the filesystem checks when it
+// writes), so that a command can refuse a bad output before its pipeline
+// runs.
+func CheckOutput(path string, inputs ...string) error {
+	if isURL(path) {
+		return nil
+	}
+	if err := outfile.Check(path, localOptions(inputs)); err != nil {
+		return fmt.Errorf("dimebeam: %v", err)
+	}
+	return nil
+}
+
+// LocalFiles returns the files of the local filesystem that the dataset of
+// names reads (local paths and file:// URLs, cleaned and absolute), for
+// WriteFile's and CheckOutput's inputs.
+func LocalFiles(ctx context.Context, names []string, cfg Config) ([]string, error) {
+	d, err := dimeio.Resolve(ctx, names, cfg.readOptions())
+	if err != nil {
+		return nil, err
+	}
+	return d.LocalFiles(), nil
 }
 
 // writeFn writes each element to Path (there is one).
-type writeFn struct{ Path string }
+type writeFn struct {
+	Path   string
+	Inputs []string
+}
 
 func (f *writeFn) ProcessElement(ctx context.Context, data []byte) error {
+	if !isURL(f.Path) {
+		return writeLocal(f.Path, f.Inputs, data)
+	}
 	return writeFile(ctx, f.Path, data)
 }
 
-// writeFile writes data to path atomically where the filesystem can rename.
+// isURL reports whether name has a scheme (gs://, s3://, file://).
+func isURL(name string) bool { return strings.Contains(name, "://") }
+
+func localOptions(inputs []string) outfile.Options {
+	return outfile.Options{Inputs: inputs, Refusal: "which dimebeam does not replace; give a regular file or a new path"}
+}
+
+// writeLocal writes data to a local path with package outfile.
+func writeLocal(name string, inputs []string, data []byte) error {
+	err := outfile.Write(name, localOptions(inputs), func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("dimebeam: %v", err)
+	}
+	return nil
+}
+
+// writeFile writes data to a URL, atomically where the filesystem can
+// rename.
 func writeFile(ctx context.Context, name string, data []byte) error {
 	fs, err := filesystem.New(ctx, name)
 	if err != nil {

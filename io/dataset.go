@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -150,6 +152,37 @@ func Resolve(ctx context.Context, args []string, opts Options) (*Dataset, error)
 		return nil, err
 	}
 	return d, nil
+}
+
+// LocalFiles returns the files of the local filesystem that the dataset
+// reads: the paths of its local inputs, and of its file:// URLs, cleaned
+// and made absolute where the working directory allows. Stdin and other
+// URLs have none. A command compares its output paths with these, so that
+// it never writes over a file of its own dataset, however the argument
+// named it (a directory, a glob, a file:// URL, a hive partition).
+func (d *Dataset) LocalFiles() []string {
+	var files []string
+	for _, in := range d.Inputs {
+		p := in.Path
+		switch {
+		case p == "-":
+			continue
+		case isURL(p):
+			u, err := url.Parse(p)
+			if err != nil || !strings.EqualFold(u.Scheme, "file") {
+				continue
+			}
+			p = filepath.FromSlash(u.Path)
+			if u.Host == "." {
+				p = "." + p
+			}
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		files = append(files, filepath.Clean(p))
+	}
+	return files
 }
 
 // Rows returns the number of rows of the dataset from the Parquet footers,

@@ -40,6 +40,9 @@ func usagef(format string, args ...any) error {
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// outputs are the command's output files, checked again against the
+	// files of its dataset once it is resolved.
+	outputs []*output
 }
 
 // command is one subcommand.

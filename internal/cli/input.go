@@ -72,6 +72,10 @@ func (f *inputFlags) open(ctx context.Context, e *env, args []string, xcols, yco
 	if err != nil {
 		return nil, inputError(err)
 	}
+	if err := e.excludeDataset(r.Dataset()); err != nil {
+		r.Close()
+		return nil, err
+	}
 	warnColumns(e, r)
 	return r, nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/dime-project/dime/internal/outfile"
+	dimeio "github.com/dime-project/dime/io"
 )
 
 // output is a file a command writes (--save-state, --plot, --out), checked
@@ -33,7 +34,27 @@ func newOutput(e *env, flag, path string, force bool, inputs ...string) (*output
 	if path == "-" || isStdout(e, path) {
 		e.stdout = e.stderr
 	}
+	e.outputs = append(e.outputs, o)
 	return o, nil
+}
+
+// excludeDataset adds the files of a resolved dataset to the inputs of the
+// command's outputs and checks them again: an output path that is one of
+// the dataset's files (named through a directory, a glob, a file:// URL or
+// a hive partition rather than as an argument) is a usage error, found
+// before any row is read.
+func (e *env) excludeDataset(d *dimeio.Dataset) error {
+	if d == nil {
+		return nil
+	}
+	files := d.LocalFiles()
+	for _, o := range e.outputs {
+		o.opts.Inputs = append(o.opts.Inputs, files...)
+		if err := outfile.Check(o.path, o.opts); err != nil {
+			return usagef("%s %v", o.flag, err)
+		}
+	}
+	return nil
 }
 
 // isStdout reports whether path is the file of the command's stdout (as

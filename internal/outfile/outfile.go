@@ -48,14 +48,23 @@ type Options struct {
 	// refusing it, as the shell's > would.
 	Force bool
 	// Inputs are the files the command reads: the target must not be one of
-	// them. "-" stands for Stdin.
+	// them (the same file, or the same path once cleaned and made absolute).
+	// A command that reads a dataset lists its resolved files (every file
+	// of a directory, glob or URL it reads), not only its arguments. "-"
+	// stands for Stdin.
 	Inputs []string
 	// Stdin is the command's standard input, compared with the target when
 	// an input is "-" (if it is an *os.File).
 	Stdin io.Reader
 	// Stdout receives the content when the path is "-".
 	Stdout io.Writer
+	// Refusal ends the message of a refused symbolic link, FIFO, device or
+	// socket, after "is a FIFO (named pipe), ": what the command does not
+	// do and what to do instead. The default names dime's --force and "-".
+	Refusal string
 }
+
+const defaultRefusal = "which dime does not replace; use --force to write through it, or - for standard output"
 
 // Error is the error of a refused or failed output: it names the path.
 type Error struct {
@@ -139,7 +148,11 @@ func plan(path string, opts Options) (mode, fs.FileMode, error) {
 	case info.IsDir():
 		return 0, 0, refuse(path, "is a directory; give a file name")
 	case !opts.Force:
-		return 0, 0, refuse(path, "is %s, which dime does not replace; use --force to write through it, or - for standard output", kind)
+		why := opts.Refusal
+		if why == "" {
+			why = defaultRefusal
+		}
+		return 0, 0, refuse(path, "is %s, %s", kind, why)
 	}
 	// Force: what the path leads to.
 	target, err := os.Stat(path)
@@ -193,6 +206,7 @@ func notAnInput(path string, opts Options) error {
 	if err != nil {
 		return nil // nothing there: no input either
 	}
+	abs := cleanAbs(path)
 	for _, in := range opts.Inputs {
 		var info fs.FileInfo
 		if in == "-" {
@@ -204,9 +218,11 @@ func notAnInput(path string, opts Options) error {
 				continue
 			}
 		} else if info, err = os.Stat(in); err != nil {
-			continue
+			// An input that cannot be inspected is the output if the
+			// paths are the same once cleaned.
+			info = nil
 		}
-		if os.SameFile(out, info) {
+		if info != nil && os.SameFile(out, info) || info == nil && in != "-" && cleanAbs(in) == abs {
 			name := in
 			if in == "-" {
 				name = "standard input"
@@ -218,6 +234,15 @@ func notAnInput(path string, opts Options) error {
 		}
 	}
 	return nil
+}
+
+// cleanAbs returns path cleaned and absolute (as it is if the working
+// directory is unknown).
+func cleanAbs(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return filepath.Clean(path)
 }
 
 // Check checks that path can be written under these options, without

@@ -246,11 +246,11 @@ func TestHTTPHabits(t *testing.T) {
 }
 
 // TestMetricsDocumented checks that every dime metric the collector
-// describes is named in the package documentation and in the README's
-// monitor section, so that the lists there stay complete.
+// describes is named in the package documentation and in docs/monitoring.md,
+// so that the lists there stay complete.
 func TestMetricsDocumented(t *testing.T) {
 	docs := map[string]string{}
-	for _, path := range []string{"doc.go", "../../README.md"} {
+	for _, path := range []string{"doc.go", "../../docs/monitoring.md"} {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -269,7 +269,7 @@ func TestMetricsDocumented(t *testing.T) {
 		}
 		n++
 		for path, text := range docs {
-			// README quotes names in backquotes; doc.go writes them in prose.
+			// docs/monitoring.md quotes names in backquotes; doc.go writes them in prose.
 			if !regexp.MustCompile(`\b` + m[1] + `\b`).MatchString(text) {
 				t.Errorf("%s is not in %s", m[1], path)
 			}

@@ -279,7 +279,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"--input", dir, "--x", "x0"}, "--y is required"},
 		{append([]string{"--input", dir, "--where", "region"}, views...), `where: "region" has no operator`},
 		{views, "--input is required"},
-		{append([]string{"--input", dir, "--output", filepath.Join(dir, "a.parquet")}, views...), "refusing to overwrite"},
+		{append([]string{"--input", dir, "--output", filepath.Join(dir, "a.parquet")}, views...), "is an input of this command"},
 	} {
 		res := filepath.Join(t.TempDir(), "r.json")
 		args := c.args

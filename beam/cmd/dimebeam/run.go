@@ -89,18 +89,32 @@ func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if files != 1 || len(inputs) != 1 {
 		input += fmt.Sprintf(" (%d files)", files)
 	}
-	for _, out := range []string{o.output, o.saveState} {
-		if out != "" && overwritesInput(out, inputs) {
-			return usagef("%s is an input: refusing to overwrite it", out)
+	// The outputs are checked as dime checks its own: a new path or a
+	// regular file, none of the files of the dataset however the arguments
+	// name them.
+	dataFiles, err := dimebeam.LocalFiles(ctx, inputs, cfg)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	exclude := append(slices.Clone(inputs), dataFiles...)
+	for _, out := range []struct{ flag, path string }{{"--output", o.output}, {"--save-state", o.saveState}} {
+		if out.path == "" {
+			continue
+		}
+		if err := dimebeam.CheckOutput(out.path, exclude...); err != nil {
+			return usagef("%s %s", out.flag, strings.TrimPrefix(err.Error(), "dimebeam: "))
+		}
+		if overwritesInput(out.path, inputs) {
+			return usagef("%s %s is an input: refusing to overwrite it", out.flag, out.path)
 		}
 	}
 
 	p, s := beam.NewPipelineWithRoot()
 	states := dimebeam.States(s, beam.CreateList(s, inputs), cfg)
 	reports := beam.ParDo(s, &reportFn{Input: input, Start: start.UnixNano()}, dimebeam.Results(s, states, cfg))
-	dimebeam.WriteFile(s, reports, output)
+	dimebeam.WriteFile(s, reports, output, exclude...)
 	if o.saveState != "" {
-		dimebeam.WriteFile(s, states, o.saveState)
+		dimebeam.WriteFile(s, states, o.saveState, exclude...)
 	}
 	if _, err := beam.Run(ctx, runner, p); err != nil {
 		return pipelineError(err)
