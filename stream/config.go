@@ -181,6 +181,15 @@ const (
 	// (K−1)·mean D_(−k) (the default before the generalized one): it
 	// leaves a residual bias of order (log N)/N.
 	GroupJackknife
+	// SecondOrderJackknife extrapolates the same three levels as
+	// GeneralizedJackknife through θ + b/n + c/n² (the classical
+	// second-order jackknife: K = 4 equal groups give w = 8, −9, 2).
+	SecondOrderJackknife
+	// ThirdOrderJackknife adds a fourth level, every row but three groups,
+	// and extrapolates through θ + a·(log n)/n + b/n + c/n²: C(K,3) more
+	// plug-ins (4 at K = 4), for at most 6 groups (beyond, or with fewer
+	// than 4 non-empty groups, it is GeneralizedJackknife).
+	ThirdOrderJackknife
 )
 
 // String returns "generalized" or "group".
@@ -190,6 +199,10 @@ func (j Jackknife) String() string {
 		return "generalized"
 	case GroupJackknife:
 		return "group"
+	case SecondOrderJackknife:
+		return "second-order"
+	case ThirdOrderJackknife:
+		return "third-order"
 	}
 	return fmt.Sprintf("Jackknife(%d)", uint8(j))
 }
@@ -266,7 +279,7 @@ func (c Config) Validate() error {
 		return invalidf("permutations must be 0 (analytic) to %d, got %d", MaxPermutations, c.Permutations)
 	case c.Groups < 0 || c.Groups > MaxGroups:
 		return invalidf("groups must be 0 (default %d) to %d, got %d", DefaultGroups, MaxGroups, c.Groups)
-	case c.Jackknife > GroupJackknife:
+	case c.Jackknife > ThirdOrderJackknife:
 		return invalidf("unknown jackknife %d", c.Jackknife)
 	case c.RowModel > SerialRows:
 		return invalidf("unknown row model %d", c.RowModel)
