@@ -62,10 +62,11 @@ type Config struct {
 	// without standard error).
 	Groups int
 	// Jackknife chooses how the analytic DiME's finite-sample bias is
-	// removed from the groups: GeneralizedJackknife (the default; also
-	// removes the (log N)/N term) or GroupJackknife (the plain
-	// delete-a-group jackknife, which removes only the 1/N term). The
-	// package documentation derives both. It changes only Result.DiME, not
+	// removed from the groups: ThirdOrderJackknife (DefaultJackknife:
+	// removes the 1/N, (log N)/N and 1/N² terms), GeneralizedJackknife (the
+	// zero value: 1/N and (log N)/N), SecondOrderJackknife (1/N and 1/N²)
+	// or GroupJackknife (the plain delete-a-group jackknife: 1/N only). The
+	// package documentation derives them and measures their residuals. It changes only Result.DiME, not
 	// the standard error or anything else.
 	Jackknife Jackknife
 	// RowModel says what the rows are: IIDRows (the zero value, the
@@ -153,10 +154,10 @@ const (
 
 // DefaultConfig returns the defaults of the dime command: Gaussian kernel,
 // alpha 1.01, fixed bandwidths √(d/2), D = 256 frequencies (512 features),
-// the analytic estimator with the jackknife over DefaultGroups groups (no
-// permutations), float32 products in the rank-k updates, seed 1.
+// the analytic estimator with the third-order jackknife (DefaultJackknife)
+// over DefaultGroups groups (no permutations), float32 products in the rank-k updates, seed 1.
 func DefaultConfig() Config {
-	return Config{Kernel: exact.Gaussian, Alpha: 1.01, Features: 256, Groups: DefaultGroups, Precision: covariance.Float32, Seed: 1}
+	return Config{Kernel: exact.Gaussian, Alpha: 1.01, Features: 256, Groups: DefaultGroups, Jackknife: DefaultJackknife, Precision: covariance.Float32, Seed: 1}
 }
 
 // DefaultGroups is the default number K of groups of rows of the
@@ -165,6 +166,12 @@ func DefaultConfig() Config {
 // memory and 2 (6) eigenproblems per Result, and the generalized jackknife
 // 2 per pair of groups (12 at K = 4).
 const DefaultGroups = 4
+
+// DefaultJackknife is the bias correction of DefaultConfig and of the dime
+// commands: ThirdOrderJackknife. (The zero value of Config.Jackknife is
+// GeneralizedJackknife, the default of earlier versions, so that saved
+// states keep their meaning.)
+const DefaultJackknife = ThirdOrderJackknife
 
 // Jackknife is the bias correction of the analytic DiME (Config.Jackknife).
 type Jackknife uint8

@@ -13,9 +13,9 @@
 //   - Analytic (Permutations = 0, the default): S(C⊥) − S(C_XY), C⊥ the
 //     product of marginals over all N² pairs of rows, computed from the X
 //     and Y part accumulators (covariance.ProductOfMarginals), with its
-//     O(1/N) and O((log N)/N) bias removed by a generalized jackknife over
-//     K groups of rows (Groups, default 4; Jackknife = GroupJackknife for
-//     the plain delete-a-group jackknife). Per row: three rank-k updates (X
+//     O(1/N), O((log N)/N) and O(1/N²) bias removed by a third-order
+//     jackknife over K groups of rows (Groups, default 4; Jackknife chooses
+//     lower orders). Per row: three rank-k updates (X
 //     part, Y part, joint), split over the groups, and O(D) first moments.
 //   - Permutations (P ≥ 1): the paper's, mean_k S(C_πk) − S(C_XY) over P
 //     permuted-joint accumulators: P + 3 rank-k updates per row.
@@ -127,8 +127,37 @@
 // +0.0026 and +0.00066), a third of the group jackknife's, presumably the
 // 1/N² terms that the three levels cannot separate.
 //
+// Why a 1/N² term too: the third-order jackknife (the default). At the
+// dime command's D = 256 (2D = 512 features) and 5000 rows, the feature
+// dimension is a tenth of the rows, and the plug-in's bias is a function
+// of 2D/N whose expansion in 1/N converges slowly: on tuning nulls (seeds
+// 6100000 on, 40 per family, 2 columns per view unless said, 5000 rows)
+// N·(mean plug-in) rose from 122.7 to 133.2 between 1250 and 5000 rows on
+// log-normal columns with falling increments, as b + c/N with c ≈ −17 500
+// does, not as a·log N + b. The generalized jackknife, exact for a·(log
+// N)/N + b/N, leaves 1.92·c/N² of such a term, and overshot: −0.0019 ±
+// 0.0007 (log-normal), −0.0007 ± 0.0003 (5% outliers at ±50), −0.0012 ±
+// 0.0005 (Student-t(3)), −0.0012 ± 0.0002 (discrete Y), against a plug-in
+// bias of +0.025 to +0.030; the group jackknife stayed above 0 (+0.0006 to
+// +0.0013). The classical second-order jackknife (the same three levels,
+// exact for b/N + c/N²; Jackknife = SecondOrderJackknife) was within 2
+// standard errors on those four but left the log term of a low-rank view
+// (Gaussian d = 1: +0.00029 ± 0.00012). ThirdOrderJackknife adds a fourth
+// level, the plug-in without each triple of groups (every row of one group
+// at K = 4), and is exact for a·(log N)/N + b/N + c/N² (K = 4 equal groups:
+// w = 22.82, −34.01, 13.11, −0.93); the four levels are so correlated that
+// its spread across datasets was within 3% of the group jackknife's. On the
+// same tuning nulls: −0.00029 ± 0.00070 (log-normal), +0.00025 ± 0.00035
+// (outliers), +0.00017 ± 0.00048 (Student-t), −0.00041 ± 0.00017
+// (discrete; generalized −0.00118), +0.00006 ± 0.00013 (Gaussian d = 1),
+// −0.00008 ± 0.00021 (Gaussian d = 2). It costs C(K,3) more plug-ins (4 at
+// K = 4: 8 eigenproblems, 32 in all for DiME), for at most 6 groups. The
+// held-out study is in CALIBRATION.md (TestBiasStudy prints it).
+//
 // What is reported. Result.DiME is the jackknifed estimate and DiMEStdErr
-// its standard error; Result.DiMEAnalytic stays the plug-in S(C⊥) −
+// its standard error, with DiMEDegreesOfFreedom (K − 1) and the 95%
+// interval DiMELow, DiMEHigh from Student's t with them (± 3.18 standard
+// errors at K = 4: "± 2" covers about 86% with 3 degrees of freedom); Result.DiMEAnalytic stays the plug-in S(C⊥) −
 // S(C_XY): a deterministic function of the summed accumulators, exactly
 // mergeable, and comparable with earlier versions (it is the JSON field
 // dime_analytic). Groups = 1 turns the jackknife off: DiME is then the

@@ -216,7 +216,7 @@ func (f *estimatorFlags) streamConfig(xcols, ycols []string) (stream.Config, err
 		Kernel: kern, Alpha: f.alpha, BandwidthX: bx, BandwidthY: by,
 		Features: f.features, Variant: variant, Permutations: f.permutations, Groups: f.groups, Seed: f.seed,
 		SkipNormalized: !f.normalized, ShuffleRows: f.shuffle, XColumns: xcols, YColumns: ycols, Precision: prec,
-		RowModel: rowModel,
+		RowModel: rowModel, Jackknife: stream.DefaultJackknife,
 	}, nil
 }
 

@@ -56,6 +56,7 @@ type Report struct {
 	DiMENormalized *Number  `json:"dime_normalized,omitempty"`
 	DiMEEstimator  string   `json:"dime_estimator,omitempty"` // rff: "analytic-jackknife" or "permutations"
 	Groups         int      `json:"groups,omitempty"`         // rff: K groups of the jackknife
+	Jackknife      string   `json:"jackknife,omitempty"`      // rff, analytic: "third-order", "generalized", "second-order" or "group"
 	DiMESelfX      *Number  `json:"dime_self_x,omitempty"`    // rff: DiME(X;X'), the normalized score's self terms
 	DiMESelfY      *Number  `json:"dime_self_y,omitempty"`
 	TestStatistic  *Number  `json:"test_statistic,omitempty"` // rff: the RFF-HSIC statistic
@@ -108,6 +109,10 @@ func RFF(r stream.Result, elapsed time.Duration) Report {
 			pPerms = &v
 		}
 	}
+	jack := ""
+	if r.Permutations == 0 && r.Groups > 1 {
+		jack = r.Jackknife.String()
+	}
 	df, lagX, lagY := Number(r.DiMEDegreesOfFreedom), Number(r.Lag1X), Number(r.Lag1Y)
 	var pIID *Number
 	if r.RowModel == stream.SerialRows {
@@ -115,7 +120,7 @@ func RFF(r stream.Result, elapsed time.Duration) Report {
 		pIID = &v
 	}
 	return Report{
-		RowModel: r.RowModel.String(), PValueIID: pIID, DiMEDF: &df, DiMECI95: []Number{Number(r.DiMELow), Number(r.DiMEHigh)},
+		Jackknife: jack, RowModel: r.RowModel.String(), PValueIID: pIID, DiMEDF: &df, DiMECI95: []Number{Number(r.DiMELow), Number(r.DiMEHigh)},
 		Lag1X: &lagX, Lag1Y: &lagY,
 		DiMENormalized: &norm, DiMEEstimator: how, Groups: r.Groups, DiMESelfX: &selfX, DiMESelfY: &selfY,
 		TestStatistic: &stat, TestNullMean: &nullMean, PValuePerms: pPerms,
