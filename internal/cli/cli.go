@@ -22,6 +22,7 @@ const (
 	exitOK    = 0
 	exitError = 1
 	exitUsage = 2
+	// exitGate (3, gate.go): the result met a --fail-if gate.
 )
 
 // usageError marks an error caused by the command line or the input data; it
@@ -91,11 +92,15 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	memlimit.Apply() // the garbage collector keeps the heap below what the process may use
 	err := cmd.run(&env{stdin: stdin, stdout: stdout, stderr: stderr}, args[1:])
 	var intr interrupted
+	var met gateMet
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
+	case errors.As(err, &met):
+		fmt.Fprintf(stderr, "dime: %s\n", oneLine(err.Error()))
+		return exitGate
 	case errors.As(err, &intr):
 		fmt.Fprintf(stderr, "dime: %s\n", oneLine(err.Error()))
 		return intr.exitCode()

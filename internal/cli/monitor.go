@@ -77,6 +77,8 @@ func runMonitor(e *env, args []string) error {
 	blocks := fs.Int("baseline-blocks", monitor.DefaultBaselineBlocks, "with --baseline: blocks per window for the jackknife of the change test (memory: one estimator each)")
 	changeP := &threshold{}
 	fs.Var(changeP, "alert-change-p", "with --baseline: alert when the p-value of a change from the baseline falls below this value (e.g. 0.01)")
+	failIf := newGate(fs, windowLine{})
+	failFast := fs.Bool("fail-fast", false, "with --fail-if: stop at the first window that meets the gate (exit 3 at once) instead of at the end of the input")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -140,16 +142,23 @@ func runMonitor(e *env, args []string) error {
 		return usagef("--serve-after-end %v: want a duration of 0 or more", *serveAfter)
 	case *serveAfter > 0 && *listen == "":
 		return usagef("--serve-after-end needs --listen")
+	case *failFast && !failIf.set():
+		return usagef("--fail-fast needs --fail-if")
+	}
+	if *baselinePath == "" {
+		for _, f := range []string{"baseline_dime", "dime_change", "dime_change_stderr", "change_df", "change_p_value"} {
+			if failIf.uses(f) {
+				return usagef("--fail-if %s needs --baseline", f)
+			}
+		}
 	}
 	mcfg := monitor.Config{Stream: scfg, WindowRows: *windowRows, Window: *window, HalfLife: *halfLife,
 		SkipLate: in.skipInvalid, AlertAbove: above.v, AlertBelow: below.v, AlertP: pthr.v}
 	if *baselinePath != "" {
 		// The windows are estimated as the baseline was: flags that would
 		// choose otherwise are refused rather than ignored.
-		for _, name := range []string{"kernel", "sigma", "sigma-x", "sigma-y", "alpha", "features", "variant", "permutations", "groups", "seed", "shuffle-buffer", "pilot-rows"} {
-			if fs.given(name) {
-				return usagef("--%s with --baseline: the windows take the baseline's estimator settings (kernel, bandwidths, D, P, seed); drop --%s", name, name)
-			}
+		if err := refuseBaselineSettings(fs, "windows"); err != nil {
+			return err
 		}
 		base, err := readStateFile(*baselinePath)
 		if err != nil {
@@ -196,6 +205,8 @@ func runMonitor(e *env, args []string) error {
 	defer sigs.stop()
 	ww := &windowWriter{w: e.stdout, json: ef.asJSON, timed: *window != 0, baseline: mcfg.Baseline != nil}
 	warned := false
+	var gated int       // windows that met the gate
+	var firstMet string // the first of them, and what it met
 	err = monitorInput(e, sigs, inputs, opts, mcfg, func(w monitor.Window) error {
 		if !warned && w.Result.LooksSerial() {
 			warnSerial(e, w.Result)
@@ -204,8 +215,25 @@ func runMonitor(e *env, args []string) error {
 		if met != nil {
 			met.Observe(w)
 		}
-		return ww.write(w)
+		if err := ww.write(w); err != nil {
+			return err
+		}
+		conds, err := failIf.check(newWindowLine(w))
+		if err != nil || len(conds) == 0 {
+			return err
+		}
+		gated++
+		if firstMet == "" {
+			firstMet = fmt.Sprintf("window %d: %s", w.Index, strings.Join(conds, "; "))
+		}
+		if *failFast {
+			return gateMet{"--fail-if met in " + firstMet + " (--fail-fast: the rest of the input is not read)"}
+		}
+		return nil
 	})
+	if err == nil && gated > 0 {
+		err = gateMet{fmt.Sprintf("--fail-if met in %d window(s), first in %s", gated, firstMet)}
+	}
 	if serr := sigs.err("the windows closed so far and the one in progress"); serr != nil {
 		return serr
 	}

@@ -167,8 +167,8 @@ func TestMonitorMetrics(t *testing.T) {
 	}
 	fams := scrape(t, base)
 	metric := func(name string) float64 { return metricValue(t, fams, name, "x0,x1", "y0,y1") }
-	for name, field := range map[string]string{"dime_dime": "dime", "dime_mutual_information": "mutual_information",
-		"dime_entropy_joint": "entropy_joint", "dime_p_value": "p_value", "dime_dime_analytic": "dime_analytic",
+	for name, field := range map[string]string{"dime_dime_nats": "dime", "dime_mutual_information_nats": "mutual_information",
+		"dime_entropy_joint_nats": "entropy_joint", "dime_p_value": "p_value", "dime_dime_analytic_nats": "dime_analytic",
 		"dime_dime_normalized": "dime_normalized"} {
 		// The text format writes the shortest exact form of a float, and so
 		// does JSON: the values agree bit for bit.
@@ -389,8 +389,8 @@ func TestMonitorServeAfterEnd(t *testing.T) {
 	fams := scrape(t, base)
 	metric := func(name string) float64 { return metricValue(t, fams, name, "x0,x1", "y0,y1") }
 	if metric("dime_windows_total") != 3 || metric("dime_rows_total") != 2500 || metric("dime_window_rows") != 500 ||
-		metric("dime_dime") != num(t, ws[2], "dime") {
-		t.Errorf("after the end: windows %v rows %v dime %v, last window %v", metric("dime_windows_total"), metric("dime_rows_total"), metric("dime_dime"), ws[2])
+		metric("dime_dime_nats") != num(t, ws[2], "dime") {
+		t.Errorf("after the end: windows %v rows %v dime %v, last window %v", metric("dime_windows_total"), metric("dime_rows_total"), metric("dime_dime_nats"), ws[2])
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)

@@ -54,8 +54,9 @@ func fmtPValue(v number) string {
 	}
 }
 
-// writeTable writes a report as aligned "name  value" lines.
-func writeTable(w io.Writer, r report) error {
+// writeTable writes a report as aligned "name  value" lines, the extra
+// lines before the elapsed time.
+func writeTable(w io.Writer, r report, extra ...[2]string) error {
 	tw := newTable(w, 0)
 	line := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...)) }
 	est := r.Estimator
@@ -113,6 +114,9 @@ func writeTable(w io.Writer, r report) error {
 			how = fmt.Sprintf("permutation test, %d null replicates: at least %.3g", r.TestPerms, 1/float64(r.TestPerms+1))
 		}
 		line("p-value", "%s (independence; %s)", fmtPValue(*r.PValue), how)
+	}
+	for _, l := range extra {
+		line(l[0], "%s", l[1])
 	}
 	line("elapsed", "%.2f s", r.ElapsedSeconds)
 	return tw.Flush()

@@ -3,13 +3,52 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 	"strings"
 	"time"
 
+	"github.com/dime-project/dime/monitor"
 	"github.com/dime-project/dime/stream"
 )
+
+// scoreOutput is score's JSON: the report, and with --baseline the
+// comparison with the baseline (monitor --json's fields of the same names).
+type scoreOutput struct {
+	report
+	BaselineDiME *number `json:"baseline_dime,omitempty"`
+	BaselineRows *number `json:"baseline_rows,omitempty"`
+	Change       *number `json:"dime_change,omitempty"`
+	ChangeStdErr *number `json:"dime_change_stderr,omitempty"`
+	ChangeDF     *int    `json:"change_df,omitempty"`
+	ChangePValue *number `json:"change_p_value,omitempty"`
+}
+
+// baselineFields are the fields of scoreOutput that need --baseline.
+var baselineFields = []string{"baseline_dime", "baseline_rows", "dime_change", "dime_change_stderr", "change_df", "change_p_value"}
+
+// withChange adds a comparison with the baseline to the output.
+func (o *scoreOutput) withChange(c *monitor.Change) {
+	b, br, d, se, p := number(c.BaselineDiME), number(c.BaselineRows), number(c.Difference), number(c.StdErr), number(c.PValue)
+	df := c.DF
+	o.BaselineDiME, o.BaselineRows, o.Change, o.ChangeStdErr, o.ChangeDF, o.ChangePValue = &b, &br, &d, &se, &df, &p
+}
+
+// print prints the output as JSON or a table.
+func (o scoreOutput) print(w io.Writer, asJSON bool) error {
+	if asJSON {
+		return writeJSON(w, o)
+	}
+	var extra [][2]string
+	if o.Change != nil {
+		extra = append(extra,
+			[2]string{"baseline DiME", fmt.Sprintf("%s (%.0f rows)", fmtNumber(*o.BaselineDiME), float64(*o.BaselineRows))},
+			[2]string{"change", fmt.Sprintf("%+.6f ± %s (bias-corrected; jackknife over %d blocks of rows)", float64(*o.Change), fmtNumber(*o.ChangeStdErr), *o.ChangeDF+1)},
+			[2]string{"change p-value", fmt.Sprintf("%s (the dependence is the baseline's; Student's t, %d df)", fmtPValue(*o.ChangePValue), *o.ChangeDF)})
+	}
+	return writeTable(w, o.report, extra...)
+}
 
 func runScore(e *env, args []string) error {
 	fs := newFlagSet(e, "score", "INPUT... --x COLS --y COLS [flags]")
@@ -26,6 +65,9 @@ func runScore(e *env, args []string) error {
 	save := fs.String("save-state", "", "save the estimator's state to this file (combine shards with dime merge; - for stdout, the report then goes to stderr)")
 	force := fs.Bool("force", false, "let --save-state write through a symbolic link, FIFO or device (as the shell's > would)")
 	pilot := fs.Int("pilot-rows", stream.DefaultPilotRows, "rows held back to choose median or auto bandwidths")
+	baselinePath := fs.String("baseline", "", "compare the rows with this reference state (from score --save-state) by monitor's change test: its estimator settings are used")
+	blocks := fs.Int("baseline-blocks", monitor.DefaultBaselineBlocks, "with --baseline: blocks for the jackknife of the change test (between K and 2K are used; memory: one estimator each)")
+	failIf := newGate(fs, scoreOutput{})
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -50,6 +92,27 @@ func runScore(e *env, args []string) error {
 		return usagef("--pilot-rows %d: want at least 2", *pilot)
 	}
 	cfg.PilotRows = *pilot
+	var base *stream.Estimator
+	if *baselinePath == "" {
+		if fs.given("baseline-blocks") {
+			return usagef("--baseline-blocks needs --baseline")
+		}
+		for _, f := range baselineFields {
+			if failIf.uses(f) {
+				return usagef("--fail-if %s needs --baseline", f)
+			}
+		}
+	} else {
+		if *blocks < 2 || *blocks > monitor.MaxBaselineBlocks {
+			return usagef("--baseline-blocks %d: want 2 to %d", *blocks, monitor.MaxBaselineBlocks)
+		}
+		if err := refuseBaselineSettings(fs, "rows"); err != nil {
+			return err
+		}
+		if base, err = readStateFile(*baselinePath); err != nil {
+			return err
+		}
+	}
 	if _, set := os.LookupEnv("GOGC"); !set {
 		// score keeps a fixed working set (the accumulators: 56 MiB at the
 		// defaults, D = 256 and 4 groups with the self terms; feature
@@ -85,10 +148,39 @@ func runScore(e *env, args []string) error {
 		r.Close()
 		return err
 	}
-	est, err := stream.New(r.DimX(), r.DimY(), cfg)
-	if err != nil {
-		r.Close()
-		return err
+	// est takes the rows: the estimator, or with --baseline the batch
+	// compared with it.
+	var est interface {
+		Add(x, y []float64, rows int) error
+		Rows() int64
+		Skip(n int64)
+	}
+	var plain *stream.Estimator
+	var batch *monitor.Batch
+	if base != nil {
+		// K blocks when the length is known (Parquet footers), else up to
+		// 2K (monitor.Batch): one estimator each, and the scratch.
+		n := *blocks + 1
+		if r.TotalRows() < 0 {
+			n = 2*(*blocks) + 1
+		}
+		if err := checkBaselineMemory(base.Config(), n); err != nil {
+			r.Close()
+			return err
+		}
+		batch, err = monitor.NewBatch(r.DimX(), r.DimY(), monitor.Config{Stream: cfg, Baseline: base, BaselineBlocks: *blocks})
+		if err != nil {
+			r.Close()
+			return err
+		}
+		batch.ExpectRows(r.TotalRows())
+		est = batch
+	} else {
+		if plain, err = stream.New(r.DimX(), r.DimY(), cfg); err != nil {
+			r.Close()
+			return err
+		}
+		est = plain
 	}
 	// From here on SIGINT and SIGTERM end the reading: the batch in hand is
 	// finished and the result of the rows read so far printed (and saved).
@@ -145,20 +237,30 @@ func runScore(e *env, args []string) error {
 	if memoryHook != nil {
 		memoryHook("result")
 	}
-	res, err := est.Result()
+	var res stream.Result
+	var change *monitor.Change
+	if batch != nil {
+		res, change, err = batch.Result()
+		plain = batch.Estimator()
+	} else {
+		res, err = plain.Result()
+	}
 	if err != nil {
 		return err
 	}
-	if err := out.write(est.WriteState); err != nil {
+	if err := out.write(plain.WriteState); err != nil {
 		return err
 	}
 	warnSerial(e, res)
-	rep := rffReport(res, time.Since(start))
-	rep.Input = input
+	o := scoreOutput{report: rffReport(res, time.Since(start))}
+	o.Input = input
 	if stopped {
-		rep.Partial = true
+		o.Partial = true
 	}
-	if err := printReport(e.stdout, rep, ef.asJSON); err != nil {
+	if change != nil {
+		o.withChange(change)
+	}
+	if err := o.print(e.stdout, ef.asJSON); err != nil {
 		return err
 	}
 	if stopped {
@@ -167,6 +269,13 @@ func runScore(e *env, args []string) error {
 			what += " and saved their state to " + *save
 		}
 		return sigs.err(what)
+	}
+	met, err := failIf.check(o)
+	if err != nil {
+		return err
+	}
+	if len(met) > 0 {
+		return gateMet{"--fail-if met: " + strings.Join(met, "; ")}
 	}
 	return nil
 }

@@ -4,10 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"math"
 	"net"
 	"net/http"
+	"runtime"
+	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -19,11 +25,133 @@ import (
 // Namespace prefixes every metric of this package.
 const Namespace = "dime"
 
+// MaxLabelBytes bounds the value of the labels x and y (see Labels).
+const MaxLabelBytes = 128
+
 // Labels are the constant labels of every dime metric: the columns of the
 // two views, as the user named them (patterns unexpanded, so that a view of
-// 768 embedding columns does not make a label of 768 names).
+// 768 embedding columns does not make a label of 768 names). A value longer
+// than MaxLabelBytes keeps the first columns that fit and ends with
+// ",…+N more #h", h eight hex digits of a hash of the whole list, so that
+// monitors of different long lists keep different series; invalid UTF-8 is
+// replaced. A monitor exports one series per metric: the labels bound its
+// cardinality to the number of monitors.
 type Labels struct {
 	X, Y string
+}
+
+// boundLabel returns the value of a label of the column list s (names
+// separated by commas), at most MaxLabelBytes long.
+func boundLabel(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= MaxLabelBytes {
+		return s
+	}
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	cols := strings.Split(s, ",")
+	keep := ""
+	for i, c := range cols {
+		tail := fmt.Sprintf(",…+%d more #%08x", len(cols)-i, h.Sum32())
+		next := keep
+		if i > 0 {
+			next += ","
+		}
+		next += c
+		if len(next)+len(fmt.Sprintf(",…+%d more #%08x", len(cols)-i-1, h.Sum32())) > MaxLabelBytes {
+			if keep == "" { // the first name alone is too long: cut it at a rune
+				cut := MaxLabelBytes - len(tail)
+				for cut > 0 && !utf8.RuneStart(c[cut]) {
+					cut--
+				}
+				return c[:cut] + tail
+			}
+			return keep + tail
+		}
+		keep = next
+	}
+	return keep
+}
+
+// gauge is one gauge of the last closed window: its name, the name it had
+// before it took a unit suffix (exported as well, for one release, as a
+// deprecated duplicate), its help, and its value.
+type gauge struct {
+	name, old, help string
+	value           func(w monitor.Window) float64
+}
+
+// windowGauges are the gauges of the last closed window.
+var windowGauges = []gauge{
+	{"dime_nats", "dime", "DiME of the last closed window (analytic with a jackknife over groups of rows, or over permutations).", func(w monitor.Window) float64 { return w.Result.DiME }},
+	{"dime_stderr_nats", "dime_stderr", "Standard error of DiME (jackknife over groups, or over permutations), last closed window.", func(w monitor.Window) float64 { return w.Result.DiMEStdErr }},
+	{"dime_analytic_nats", "dime_analytic", "Plug-in analytic DiME of the last closed window (biased upward by about D/rows).", func(w monitor.Window) float64 { return w.Result.DiMEAnalytic }},
+	{"dime_normalized", "", "Normalized DiME of the last closed window: DiME / sqrt(DiME(X;X') * DiME(Y;Y')), 0 if independent, 1 if Y = X.", func(w monitor.Window) float64 { return w.Result.DiMENormalized }},
+	{"mutual_information_nats", "mutual_information", "Matrix-based mutual information of the last closed window.", func(w monitor.Window) float64 { return w.Result.MutualInformation }},
+	{"p_value", "", "p-value of independence of the last closed window.", func(w monitor.Window) float64 { return w.Result.PValue }},
+	{"entropy_x_nats", "entropy_x", "Entropy of X in the last closed window.", func(w monitor.Window) float64 { return w.Result.EntropyX }},
+	{"entropy_y_nats", "entropy_y", "Entropy of Y in the last closed window.", func(w monitor.Window) float64 { return w.Result.EntropyY }},
+	{"entropy_joint_nats", "entropy_joint", "Joint entropy in the last closed window.", func(w monitor.Window) float64 { return w.Result.EntropyJoint }},
+	{"window", "", "Index of the last closed window (from 0).", func(w monitor.Window) float64 { return float64(w.Index) }},
+	{"window_rows", "", "Rows in the last closed window.", func(w monitor.Window) float64 { return float64(w.Rows) }},
+	{"alert", "", "1 if the last closed window raised an alert, else 0.", func(w monitor.Window) float64 {
+		if w.Alert {
+			return 1
+		}
+		return 0
+	}},
+}
+
+// baselineGauges are the gauges of the comparison of the last closed window
+// with the baseline.
+var baselineGauges = []gauge{
+	{"baseline_dime_nats", "baseline_dime", "DiME of the baseline (the reference state).", func(w monitor.Window) float64 { return w.Change.BaselineDiME }},
+	{"dime_change_nats", "dime_change", "DiME of the last closed window minus the baseline's, corrected for their finite-sample biases.", func(w monitor.Window) float64 { return w.Change.Difference }},
+	{"dime_change_stderr_nats", "dime_change_stderr", "Standard error of dime_change_nats.", func(w monitor.Window) float64 { return w.Change.StdErr }},
+	{"change_p_value", "", "p-value of the test that the dependence changed from the baseline, last closed window.", func(w monitor.Window) float64 { return w.Change.PValue }},
+}
+
+// gauges are the prometheus gauges of a list of gauge: the new names, then
+// the deprecated duplicates.
+type gauges struct {
+	spec     []gauge
+	new, old []prometheus.Gauge // old[i] nil for a gauge that was not renamed
+}
+
+func newGauges(spec []gauge, make func(name, help string) prometheus.Gauge) gauges {
+	g := gauges{spec: spec}
+	for _, s := range spec {
+		g.new = append(g.new, make(s.name, s.help))
+		var old prometheus.Gauge
+		if s.old != "" {
+			old = make(s.old, fmt.Sprintf("Deprecated: renamed %s_%s; removed in the next release. %s", Namespace, s.name, s.help))
+		}
+		g.old = append(g.old, old)
+	}
+	return g
+}
+
+func (g gauges) set(w monitor.Window) {
+	for i, s := range g.spec {
+		v := s.value(w)
+		g.new[i].Set(v)
+		if g.old[i] != nil {
+			g.old[i].Set(v)
+		}
+	}
+}
+
+func (g gauges) collectors() []prometheus.Collector {
+	var cs []prometheus.Collector
+	for _, c := range g.new {
+		cs = append(cs, c)
+	}
+	for _, c := range g.old {
+		if c != nil {
+			cs = append(cs, c)
+		}
+	}
+	return cs
 }
 
 // Metrics are the Prometheus metrics of one monitor: gauges of the last
@@ -35,62 +163,70 @@ type Metrics struct {
 	mu  sync.Mutex
 	now func() time.Time // the clock of the last-window timestamp
 
-	dime, stderr, analytic, normalized prometheus.Gauge
-	mi, pValue                         prometheus.Gauge
-	entropyX, entropyY, entropyJoint   prometheus.Gauge
-	window, windowRows, alert, lastEnd prometheus.Gauge
-	rows, skipped, windows, alerts     prometheus.Counter
+	window                         gauges
+	lastEnd                        prometheus.Gauge
+	rows, skipped, windows, alerts prometheus.Counter
 
 	// The baseline's gauges are collected once a window with a baseline
 	// comparison has been observed.
-	haveBaseline                                 bool
-	baseline, change, changeStderr, changePValue prometheus.Gauge
+	haveBaseline bool
+	base         gauges
 
-	all, base []prometheus.Collector
+	all, baseAll []prometheus.Collector
 }
 
 // New returns the metrics of a monitor of the views with the given labels.
+// Until the first window closes, the gauges of the last window are NaN (an
+// alert on dime_p_value_nats < 0.01 does not fire on a restart) and the
+// counters 0.
 func New(l Labels) *Metrics {
-	labels := prometheus.Labels{"x": l.X, "y": l.Y}
-	gauge := func(name, help string) prometheus.Gauge {
-		return prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help, ConstLabels: labels})
+	labels := prometheus.Labels{"x": boundLabel(l.X), "y": boundLabel(l.Y)}
+	newGauge := func(name, help string) prometheus.Gauge {
+		g := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help, ConstLabels: labels})
+		g.Set(math.NaN())
+		return g
 	}
 	counter := func(name, help string) prometheus.Counter {
 		return prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help, ConstLabels: labels})
 	}
 	m := &Metrics{
-		now:          time.Now,
-		dime:         gauge("dime", "DiME of the last closed window (analytic with a jackknife over groups of rows, or over permutations), nats."),
-		stderr:       gauge("dime_stderr", "Standard error of DiME (jackknife over groups, or over permutations), last closed window, nats."),
-		analytic:     gauge("dime_analytic", "Plug-in analytic DiME of the last closed window (biased upward by about D/rows), nats."),
-		normalized:   gauge("dime_normalized", "Normalized DiME of the last closed window: DiME / sqrt(DiME(X;X') * DiME(Y;Y')), 0 if independent, 1 if Y = X."),
-		mi:           gauge("mutual_information", "Matrix-based mutual information of the last closed window, nats."),
-		pValue:       gauge("p_value", "p-value of independence of the last closed window."),
-		entropyX:     gauge("entropy_x", "Entropy of X in the last closed window, nats."),
-		entropyY:     gauge("entropy_y", "Entropy of Y in the last closed window, nats."),
-		entropyJoint: gauge("entropy_joint", "Joint entropy in the last closed window, nats."),
-		window:       gauge("window", "Index of the last closed window."),
-		windowRows:   gauge("window_rows", "Rows in the last closed window."),
-		alert:        gauge("alert", "1 if the last closed window raised an alert, else 0."),
-		lastEnd:      gauge("last_window_end_timestamp_seconds", "Wall-clock time at which the last window closed, seconds since the Unix epoch."),
-		rows:         counter("rows_total", "Rows monitored."),
-		skipped:      counter("skipped_rows_total", "Rows dropped for invalid values or late times."),
-		windows:      counter("windows_total", "Windows closed."),
-		alerts:       counter("alerts_total", "Windows that raised an alert."),
-		baseline:     gauge("baseline_dime", "DiME of the baseline (the reference state), nats."),
-		change:       gauge("dime_change", "DiME of the last closed window minus the baseline's, nats."),
-		changeStderr: gauge("dime_change_stderr", "Standard error of dime_change, nats."),
-		changePValue: gauge("change_p_value", "p-value of the test that the dependence changed from the baseline, last closed window."),
+		now:     time.Now,
+		window:  newGauges(windowGauges, newGauge),
+		lastEnd: newGauge("last_window_end_timestamp_seconds", "Wall-clock time at which the last window closed, seconds since the Unix epoch (NaN before the first)."),
+		rows:    counter("rows_total", "Rows monitored."),
+		skipped: counter("skipped_rows_total", "Rows dropped for invalid values or late times."),
+		windows: counter("windows_total", "Windows closed."),
+		alerts:  counter("alerts_total", "Windows that raised an alert."),
+		base:    newGauges(baselineGauges, newGauge),
 	}
-	m.all = []prometheus.Collector{m.dime, m.stderr, m.analytic, m.normalized, m.mi, m.pValue, m.entropyX, m.entropyY, m.entropyJoint,
-		m.window, m.windowRows, m.alert, m.lastEnd, m.rows, m.skipped, m.windows, m.alerts}
-	m.base = []prometheus.Collector{m.baseline, m.change, m.changeStderr, m.changePValue}
+	m.all = append(m.window.collectors(), m.lastEnd, m.rows, m.skipped, m.windows, m.alerts, buildInfo())
+	m.baseAll = m.base.collectors()
 	return m
+}
+
+// buildInfo is dime_build_info: 1, labelled by the module's version, the
+// VCS revision and the Go version of the binary.
+func buildInfo() prometheus.Collector {
+	version, revision := "unknown", "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && s.Value != "" {
+				revision = s.Value
+			}
+		}
+	}
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace, Name: "build_info",
+		Help:        "A metric with a constant '1' value labelled by the version, revision and Go version of the dime binary.",
+		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": runtime.Version()}},
+		func() float64 { return 1 })
 }
 
 // Describe implements prometheus.Collector.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, c := range append(m.all[:len(m.all):len(m.all)], m.base...) {
+	for _, c := range append(m.all[:len(m.all):len(m.all)], m.baseAll...) {
 		c.Describe(ch)
 	}
 }
@@ -103,7 +239,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		c.Collect(ch)
 	}
 	if m.haveBaseline {
-		for _, c := range m.base {
+		for _, c := range m.baseAll {
 			c.Collect(ch)
 		}
 	}
@@ -113,34 +249,17 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 func (m *Metrics) Observe(w monitor.Window) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r := w.Result
-	m.dime.Set(r.DiME)
-	m.stderr.Set(r.DiMEStdErr)
-	m.analytic.Set(r.DiMEAnalytic)
-	m.normalized.Set(r.DiMENormalized)
-	m.mi.Set(r.MutualInformation)
-	m.pValue.Set(r.PValue)
-	m.entropyX.Set(r.EntropyX)
-	m.entropyY.Set(r.EntropyY)
-	m.entropyJoint.Set(r.EntropyJoint)
-	m.window.Set(float64(w.Index))
-	m.windowRows.Set(float64(w.Rows))
+	m.window.set(w)
 	m.lastEnd.Set(float64(m.now().UnixNano()) / 1e9)
 	m.rows.Add(float64(w.Rows))
 	m.skipped.Add(float64(w.Skipped))
 	m.windows.Inc()
-	if c := w.Change; c != nil {
+	if w.Change != nil {
 		m.haveBaseline = true
-		m.baseline.Set(c.BaselineDiME)
-		m.change.Set(c.Difference)
-		m.changeStderr.Set(c.StdErr)
-		m.changePValue.Set(c.PValue)
+		m.base.set(w)
 	}
 	if w.Alert {
-		m.alert.Set(1)
 		m.alerts.Inc()
-	} else {
-		m.alert.Set(0)
 	}
 }
 

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"io"
 	"math"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -121,11 +123,44 @@ func TestScrape(t *testing.T) {
 	m.now = func() time.Time { return clock }
 	base := serve(t, m)
 
-	// Before any window: the counters are 0, the Go and process collectors
-	// are there, the baseline's gauges are not.
+	// Before any window: the counters are 0, the gauges of the last window
+	// NaN (not 0: an alert on dime_p_value < 0.01 must not fire on a
+	// restart), the Go and process collectors and dime_build_info are
+	// there, the baseline's gauges are not.
 	fams := Scrape(t, base)
-	if v := value(t, fams, "dime_windows_total"); v != 0 {
-		t.Errorf("windows_total %v before any window", v)
+	for _, name := range []string{"dime_windows_total", "dime_rows_total", "dime_skipped_rows_total", "dime_alerts_total"} {
+		if v := value(t, fams, name); v != 0 {
+			t.Errorf("%s %v before any window", name, v)
+		}
+	}
+	nGauges := 0
+	for name, f := range fams {
+		if strings.HasPrefix(name, "dime_") && f.GetType() == dto.MetricType_GAUGE && name != "dime_build_info" {
+			nGauges++
+			if v := value(t, fams, name); !math.IsNaN(v) {
+				t.Errorf("%s = %v before any window, want NaN", name, v)
+			}
+		}
+	}
+	// 12 of the window, 7 deprecated duplicates, the timestamp.
+	if nGauges != 20 {
+		t.Errorf("%d gauges before any window, want 20", nGauges)
+	}
+	for _, name := range []string{"dime_p_value", "dime_dime_nats", "dime_dime", "dime_alert", "dime_last_window_end_timestamp_seconds"} {
+		if _, ok := fams[name]; !ok {
+			t.Errorf("no %s before any window", name)
+		}
+	}
+	if f, ok := fams["dime_build_info"]; !ok || len(f.Metric) != 1 || f.Metric[0].Gauge.GetValue() != 1 {
+		t.Errorf("dime_build_info: %v", f)
+	} else {
+		labels := map[string]string{}
+		for _, l := range f.Metric[0].Label {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["goversion"] != runtime.Version() || labels["version"] == "" || labels["revision"] == "" {
+			t.Errorf("dime_build_info labels %v", labels)
+		}
 	}
 	for _, name := range []string{"go_goroutines", "go_memstats_heap_alloc_bytes", "go_build_info"} {
 		if _, ok := fams[name]; !ok {
@@ -150,9 +185,12 @@ func TestScrape(t *testing.T) {
 	last := ws[len(ws)-1]
 	fams = Scrape(t, base)
 	for name, want := range map[string]float64{
+		"dime_dime_nats": last.Result.DiME, "dime_dime_stderr_nats": last.Result.DiMEStdErr, "dime_dime_analytic_nats": last.Result.DiMEAnalytic,
+		"dime_dime_normalized": last.Result.DiMENormalized, "dime_mutual_information_nats": last.Result.MutualInformation,
+		"dime_p_value": last.Result.PValue, "dime_entropy_x_nats": last.Result.EntropyX, "dime_entropy_y_nats": last.Result.EntropyY, "dime_entropy_joint_nats": last.Result.EntropyJoint,
+		// The deprecated names, kept one release.
 		"dime_dime": last.Result.DiME, "dime_dime_stderr": last.Result.DiMEStdErr, "dime_dime_analytic": last.Result.DiMEAnalytic,
-		"dime_dime_normalized": last.Result.DiMENormalized, "dime_mutual_information": last.Result.MutualInformation,
-		"dime_p_value": last.Result.PValue, "dime_entropy_x": last.Result.EntropyX, "dime_entropy_y": last.Result.EntropyY, "dime_entropy_joint": last.Result.EntropyJoint,
+		"dime_mutual_information": last.Result.MutualInformation, "dime_entropy_x": last.Result.EntropyX, "dime_entropy_y": last.Result.EntropyY, "dime_entropy_joint": last.Result.EntropyJoint,
 		"dime_window": 2, "dime_window_rows": 500, "dime_alert": 1,
 		"dime_rows_total": 2500, "dime_windows_total": 3, "dime_alerts_total": 3, "dime_skipped_rows_total": 0,
 		"dime_last_window_end_timestamp_seconds": 1772366400.5,
@@ -188,8 +226,9 @@ func TestScrape(t *testing.T) {
 	m.Observe(ws[1])
 	c := ws[1].Change
 	fams = Scrape(t, base)
-	for name, want := range map[string]float64{"dime_baseline_dime": c.BaselineDiME, "dime_dime_change": c.Difference,
-		"dime_dime_change_stderr": c.StdErr, "dime_change_p_value": c.PValue, "dime_windows_total": 4} {
+	for name, want := range map[string]float64{"dime_baseline_dime_nats": c.BaselineDiME, "dime_dime_change_nats": c.Difference,
+		"dime_dime_change_stderr_nats": c.StdErr, "dime_change_p_value": c.PValue, "dime_windows_total": 4,
+		"dime_baseline_dime": c.BaselineDiME, "dime_dime_change": c.Difference, "dime_dime_change_stderr": c.StdErr} {
 		if got := value(t, fams, name); got != want || math.IsNaN(got) {
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
@@ -217,7 +256,7 @@ func TestHTTPHabits(t *testing.T) {
 		status       int
 		body         string // a substring of the body
 	}{
-		{"GET", "/metrics", 200, "# TYPE dime_dime gauge"},
+		{"GET", "/metrics", 200, "# TYPE dime_dime_nats gauge"},
 		{"HEAD", "/metrics", 200, ""},
 		{"POST", "/metrics", 405, ""},
 		{"PUT", "/metrics", 405, ""},
@@ -277,5 +316,90 @@ func TestMetricsDocumented(t *testing.T) {
 	}
 	if n < 21 {
 		t.Errorf("%d metrics described", n)
+	}
+}
+
+// TestNames checks the exposition against Prometheus' naming conventions:
+// counters end in _total, estimates in nats carry _nats, the deprecated
+// names say so and name their successor.
+func TestNames(t *testing.T) {
+	ch := make(chan *prometheus.Desc, 64)
+	New(Labels{X: "a", Y: "b"}).Describe(ch)
+	close(ch)
+	m := New(Labels{X: "a", Y: "b"})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m)
+	m.Observe(windows(t, nil)[0])
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, f := range fams {
+		name, help := f.GetName(), f.GetHelp()
+		seen[name] = true
+		if !strings.HasPrefix(name, "dime_") {
+			t.Errorf("%s: no dime_ prefix", name)
+		}
+		if f.GetType() == dto.MetricType_COUNTER && !strings.HasSuffix(name, "_total") {
+			t.Errorf("counter %s without _total", name)
+		}
+		if strings.HasPrefix(help, "Deprecated: renamed ") {
+			succ := strings.TrimSuffix(strings.Fields(help)[2], ";")
+			if !strings.HasSuffix(succ, "_nats") || !strings.HasPrefix(succ, name) {
+				t.Errorf("%s: deprecated for %q", name, succ)
+			}
+			continue
+		}
+		if (strings.Contains(help, "nats") || strings.Contains(name, "entropy") || strings.Contains(name, "mutual")) && !strings.HasSuffix(name, "_nats") {
+			t.Errorf("%s: an estimate in nats without the unit in its name", name)
+		}
+	}
+	for _, gs := range [][]gauge{windowGauges} {
+		for _, g := range gs {
+			if !seen["dime_"+g.name] || (g.old != "" && !seen["dime_"+g.old]) {
+				t.Errorf("%s (was %s) not exported", g.name, g.old)
+			}
+		}
+	}
+}
+
+// TestBoundLabel: short lists are kept as given; long ones are cut at a
+// column, counted and hashed, within MaxLabelBytes; invalid UTF-8 never
+// reaches the exposition.
+func TestBoundLabel(t *testing.T) {
+	if got := boundLabel("a,b,c"); got != "a,b,c" {
+		t.Errorf("short: %q", got)
+	}
+	var cols []string
+	for i := range 768 {
+		cols = append(cols, fmt.Sprintf("emb_%03d", i))
+	}
+	long := strings.Join(cols, ",")
+	got := boundLabel(long)
+	if len(got) > MaxLabelBytes || !strings.HasPrefix(got, "emb_000,emb_001,") || !regexp.MustCompile(`,…\+\d+ more #[0-9a-f]{8}$`).MatchString(got) {
+		t.Errorf("long: %q (%d bytes)", got, len(got))
+	}
+	kept := strings.Count(got, "emb_")
+	if !strings.Contains(got, fmt.Sprintf("+%d more", 768-kept)) {
+		t.Errorf("long: %q keeps %d columns", got, kept)
+	}
+	other := boundLabel(strings.Join(append(cols[:767:767], "emb_x"), ","))
+	if other == got {
+		t.Errorf("two long lists, one label %q", got)
+	}
+	one := boundLabel(strings.Repeat("é", 200))
+	if len(one) > MaxLabelBytes || !utf8.ValidString(one) || !strings.Contains(one, "+1 more") {
+		t.Errorf("one long name: %q", one)
+	}
+	if bad := boundLabel("a\xff,b"); !utf8.ValidString(bad) {
+		t.Errorf("invalid UTF-8 kept: %q", bad)
+	}
+	// A scrape of such labels succeeds.
+	m := New(Labels{X: long, Y: "y\xff"})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m)
+	if _, err := reg.Gather(); err != nil {
+		t.Fatal(err)
 	}
 }
