@@ -23,8 +23,24 @@
 // With N rows and D frequencies, the estimates converge, as N grows, to
 // population quantities whose ceiling is log(2D), not log N: they are not the
 // exact DiME of a batch of N rows (package exact), and should be compared
-// with like. Both DiME estimators are unbiased at independence (the analytic
-// one to O(1/N²)); once N ≫ D they agree.
+// with like. Both DiME estimators are unbiased at independence (the
+// permutation one exactly, the analytic one to the order its jackknife
+// removes); once N ≫ D they agree.
+//
+// What the default DiME estimates. Exact DiME on n rows and the default
+// streaming DiME on N rows are finite versions of one population quantity,
+// the DiME of the kernel's covariance operators, from two sides. Exact DiME
+// is the DiME of the n×n Gram matrices: it resolves more of the kernel's
+// spectrum as n grows and, on dependent data, rises with n towards the
+// population value (bounded by log n, it is biased low at small n). The
+// streaming DiME is that of the covariance of 2D random features: a rank-2D
+// approximation of the same operators, whose DiME lies below the kernel's
+// by an amount that shrinks as D grows (roughly as D^(−1/2)); its own
+// finite-N bias (the plug-in's, of order D/N) is what the jackknife removes,
+// so at a fixed D it hardly moves with N. At a fixed D the default DiME is
+// therefore below exact DiME on dependent data, by a gap that grows with n
+// and shrinks with D; dime compare shows it on the user's own rows, and
+// CALIBRATION.md gives the measured gaps by D and n.
 //
 // # The default estimator, derived
 //

@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -201,6 +203,115 @@ func TestSerialStudy(t *testing.T) {
 			s := serialNulls(t, k, d, 5000, datasets, first+uint64(i*2+j)*10000, features)
 			fmt.Printf("| %v | %d | 5000 | %d | %d | %d | %d (%.1f%%) | %.5f ± %.5f |\n", k, d, datasets, s.rejectSerial, s.rejectIID,
 				s.covered, 100*float64(s.covered)/float64(datasets), s.meanDiME, s.seDiME)
+		}
+	}
+}
+
+// TestLagStats: the lag-1 autocorrelation of AR(1) columns is φ within
+// 3/√n, a constant column is left out, rows given in any blocks give the
+// same sums, and a merge forgets them (a union of shards has no order).
+func TestLagStats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9400000, 1))
+	const n = 20000
+	x := series(rng, ar09, n, 2)
+	for i := range n {
+		x[2*i+1] = 3 // a constant column
+	}
+	var one, blocks lagStats
+	one.add(x, n, 2)
+	for lo := 0; lo < n; lo += 777 {
+		hi := min(n, lo+777)
+		blocks.add(x[2*lo:2*hi], hi-lo, 2)
+	}
+	if r := one.largest(); math.Abs(r-0.9) > 3/math.Sqrt(n) {
+		t.Errorf("AR(1) 0.9: lag-1 autocorrelation %v", r)
+	}
+	if one.largest() != blocks.largest() {
+		t.Errorf("blocks change the autocorrelation: %v vs %v", one.largest(), blocks.largest())
+	}
+	var short lagStats
+	short.add(x[:4], 2, 2)
+	if !math.IsNaN(short.largest()) {
+		t.Errorf("2 rows: %v, want NaN", short.largest())
+	}
+
+	cfg := DefaultConfig()
+	cfg.Features, cfg.SkipNormalized = 8, true
+	y := series(rng, ar09, n, 1)
+	a, _ := New(2, 1, cfg)
+	b, _ := New(2, 1, cfg)
+	if err := a.Add(x[:n], y[:n/2], n/2); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Add(x[n:], y[n/2:], n/2); err != nil {
+		t.Fatal(err)
+	}
+	ra, err := a.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ra.LooksSerial() || ra.Lag1X < 0.85 || ra.Lag1Y < 0.85 {
+		t.Errorf("AR(1) 0.9 rows: Lag1X %v Lag1Y %v LooksSerial %v", ra.Lag1X, ra.Lag1Y, ra.LooksSerial())
+	}
+	if err := a.Merge(b); err != nil {
+		t.Fatal(err)
+	}
+	rm, err := a.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(rm.Lag1X) || rm.LooksSerial() {
+		t.Errorf("after a merge: Lag1X %v, LooksSerial %v", rm.Lag1X, rm.LooksSerial())
+	}
+}
+
+// TestSerialState: a saved state keeps the row model, a restored serial
+// estimator gives the same Result, and iid and serial estimators do not
+// merge; serial rows with permutations or one group are invalid.
+func TestSerialState(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9400001, 1))
+	x, y := series(rng, ar05, 3000, 2), series(rng, ar05, 3000, 2)
+	cfg := DefaultConfig()
+	cfg.Features, cfg.SkipNormalized, cfg.RowModel = 16, true, SerialRows
+	e, err := New(2, 2, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Add(x, y, 3000); err != nil {
+		t.Fatal(err)
+	}
+	want, err := e.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := e.WriteState(&buf); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadState(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Config().RowModel != SerialRows || got.RowModel != SerialRows || got.PValue != want.PValue || got.DiME != want.DiME {
+		t.Errorf("restored: row model %v, p %v DiME %v; want serial, %v, %v", got.RowModel, got.PValue, got.DiME, want.PValue, want.DiME)
+	}
+	cfg.RowModel = IIDRows
+	iid, _ := New(2, 2, cfg)
+	if err := iid.Add(x, y, 3000); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Merge(iid); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("merging serial and iid: %v", err)
+	}
+	for _, c := range []Config{{RowModel: SerialRows, Permutations: 2}, {RowModel: SerialRows, Groups: 1}, {RowModel: 7}} {
+		bad := DefaultConfig()
+		bad.RowModel, bad.Permutations, bad.Groups = c.RowModel, c.Permutations, c.Groups
+		if err := bad.Validate(); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("%+v: %v", c, err)
 		}
 	}
 }
