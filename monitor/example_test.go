@@ -68,8 +68,8 @@ func ExampleConfig_baseline() {
 		}
 	}
 	// Output:
-	// window 0: DiME 0.181, baseline 0.180, change +0.001 ± 0.004, p 0.82, alert false
-	// window 1: DiME 0.183, baseline 0.180, change +0.003 ± 0.001, p 0.13, alert false
-	// window 2: DiME -0.003, baseline 0.180, change -0.183 ± 0.003, p 7e-07, alert true
-	// window 3: DiME 0.001, baseline 0.180, change -0.179 ± 0.002, p 9.7e-08, alert true
+	// window 0: DiME 0.181, baseline 0.180, change +0.001 ± 0.003, p 0.81, alert false
+	// window 1: DiME 0.183, baseline 0.180, change +0.003 ± 0.001, p 0.12, alert false
+	// window 2: DiME -0.003, baseline 0.180, change -0.183 ± 0.003, p 7.6e-07, alert true
+	// window 3: DiME 0.001, baseline 0.180, change -0.179 ± 0.002, p 1.2e-07, alert true
 }
