@@ -17,6 +17,10 @@ type Split struct {
 	// Bandwidths are the bandwidths that the median and auto rules chose
 	// on the dataset's sample (zero for the rules that need no data).
 	Bandwidths Bandwidths
+	// Shard is the key under which the split's state is combined with
+	// those of the other splits of its shard (assignShards) before the
+	// shards' sums are combined.
+	Shard int
 }
 
 // Part is a piece of a split: a data file, or a range of row groups of a

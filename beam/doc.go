@@ -25,11 +25,17 @@
 //  3. each split is read by package io, block by block in constant memory,
 //     file after file, into a stream.Estimator of its own, whose state is
 //     the split's output;
-//  4. a CombineFn (CreateAccumulator, AddInput, MergeAccumulators,
-//     ExtractOutput) adds the states into a stream.Sum, the accumulator,
-//     encoded by its own coder (beam.RegisterCoder), so that runners can
-//     lift the combine before the shuffle: each worker then sends one
-//     partial sum, never rows.
+//  4. the states are added exactly (stream.Sum) in a tree of two levels:
+//     keyed by their split's shard, ⌈√n⌉ shards of at most ⌈√n⌉ of the n
+//     splits each, they are combined per key (beam.CombinePerKey), and the
+//     shards' sums are combined globally (beam.Combine). No worker thus
+//     receives more than ⌈√n⌉ states or sums (31 for the 950 splits of 10⁹
+//     rows), whether or not the runner lifts combiners before the shuffle
+//     (Dataflow and Prism do; Beam's portable Flink and Spark runners do
+//     not). What travels between workers is never rows: the splits'
+//     float64 states, and exact sums in a compact encoding (the Sum's
+//     coder, beam.RegisterCoder: about 20 MB at D = 256 with float32
+//     products, where 16 bytes an entry took 59 MB).
 //
 // ScoreFiles adds one step, Results, which computes the stream.Result of
 // the merged state: the entropies, mutual information, DiME (analytic with
@@ -110,8 +116,9 @@
 // bounded (MaxSampleRows). Each split holds an estimator, 7K + P
 // accumulators of 8·(2D)² bytes (56 MiB at D = 256 with the default K = 4
 // groups and P = 0; its state is 29 MB), and the combine a Sum (the exact
-// sums, 16 bytes per entry of each upper triangle, 59 MB, beside a
-// template of the estimator's size) per bundle. On Prism, which holds every
+// sums, 16 bytes per entry of each upper triangle, 59 MB in memory, about
+// 20 MB on the wire, beside a template of the estimator's size) per bundle
+// and shard. On Prism, which holds every
 // element in memory and copies it through gRPC, dimebeam's peak resident
 // memory is several GB at D = 256 (BENCHMARKS.md).
 // File names are expanded on a worker, not put into the job, so that a job

@@ -24,15 +24,13 @@ func init() {
 	register.Iter1[dimeio.Input]()
 	register.DoFn2x2[context.Context, Split, Sample, error](&sampleFn{})
 	register.DoFn2x2[context.Context, Sample, Bandwidths, error](&chooseFn{})
-	register.DoFn2x2[context.Context, Split, []byte, error](&scoreFn{})
+	register.DoFn2x3[context.Context, Split, int, []byte, error](&scoreFn{})
 	register.Function2x1(withBandwidths)
 	register.DoFn2x2[context.Context, []byte, stream.Result, error](&resultFn{})
 	register.Iter1[string]()
 	register.Emitter1[dimeio.Input]()
 	register.Emitter1[Split]()
 	register.Combiner3[Sample, Sample, Sample](&sampleCombineFn{})
-	register.Combiner3[*stream.Sum, []byte, []byte](&sumFn{})
-	beam.RegisterCoder(reflect.TypeOf((*stream.Sum)(nil)), encodeSum, decodeSum)
 	beam.RegisterCoder(reflect.TypeOf(stream.Result{}), encodeResult, decodeResult)
 }
 
@@ -112,8 +110,7 @@ func States(s beam.Scope, files beam.PCollection, cfg Config) beam.PCollection {
 		bw := ChooseBandwidths(s, splits, cfg)
 		splits = beam.Reshuffle(s, beam.ParDo(s, withBandwidths, splits, beam.SideInput{Input: bw}))
 	}
-	states := beam.ParDo(s, &scoreFn{Cfg: cfg}, splits)
-	return beam.Combine(s, &sumFn{}, states)
+	return combineStates(s, beam.ParDo(s, &scoreFn{Cfg: cfg}, splits))
 }
 
 // withBandwidths gives a split the bandwidths chosen on the sample.
@@ -173,7 +170,7 @@ func (f *planFn) ProcessElement(_ context.Context, _ int, footers func(*dimeio.I
 		in = dimeio.Input{}
 	}
 	slices.SortFunc(inputs, func(a, b dimeio.Input) int { return strings.Compare(a.Path, b.Path) })
-	for _, sp := range planSplits(inputs, f.Cfg) {
+	for _, sp := range assignShards(planSplits(inputs, f.Cfg)) {
 		emit(sp)
 	}
 	return nil
@@ -309,10 +306,16 @@ func (b Bandwidths) splitConfig(cfg Config) stream.Config {
 	return c
 }
 
-// scoreFn reads a split into an estimator of its own and emits its state.
+// scoreFn reads a split into an estimator of its own and emits its state,
+// keyed by the split's shard.
 type scoreFn struct{ Cfg Config }
 
-func (f *scoreFn) ProcessElement(ctx context.Context, sp Split) ([]byte, error) {
+func (f *scoreFn) ProcessElement(ctx context.Context, sp Split) (int, []byte, error) {
+	state, err := f.score(ctx, sp)
+	return sp.Shard, state, err
+}
+
+func (f *scoreFn) score(ctx context.Context, sp Split) ([]byte, error) {
 	cfg := sp.Bandwidths.splitConfig(f.Cfg)
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("dimebeam: %s: %v", sp, err)
@@ -382,51 +385,6 @@ func (f *scoreFn) ProcessElement(ctx context.Context, sp Split) ([]byte, error) 
 	}
 	est.Skip(skipped)
 	return est.MarshalBinary()
-}
-
-// sumFn combines the states of the splits exactly (stream.Sum), so that the
-// runner's order of merges does not change a bit of the result.
-type sumFn struct{}
-
-func (sumFn) CreateAccumulator() *stream.Sum { return &stream.Sum{} }
-
-func (sumFn) AddInput(s *stream.Sum, state []byte) (*stream.Sum, error) {
-	e, err := stream.ReadState(bytes.NewReader(state))
-	if err != nil {
-		return nil, fmt.Errorf("dimebeam: a split's state: %v", err)
-	}
-	if err := s.Add(e); err != nil {
-		return nil, fmt.Errorf("dimebeam: combining the splits: %v", err)
-	}
-	return s, nil
-}
-
-func (sumFn) MergeAccumulators(a, b *stream.Sum) (*stream.Sum, error) {
-	if err := a.Merge(b); err != nil {
-		return nil, fmt.Errorf("dimebeam: combining the splits: %v", err)
-	}
-	return a, nil
-}
-
-func (sumFn) ExtractOutput(s *stream.Sum) ([]byte, error) {
-	if s.Empty() {
-		return nil, nil
-	}
-	e, err := s.Estimator()
-	if err != nil {
-		return nil, err
-	}
-	return e.MarshalBinary()
-}
-
-func encodeSum(s *stream.Sum) ([]byte, error) { return s.MarshalBinary() }
-
-func decodeSum(b []byte) (*stream.Sum, error) {
-	var s stream.Sum
-	if err := s.UnmarshalBinary(b); err != nil {
-		return nil, err
-	}
-	return &s, nil
 }
 
 // resultFn computes the result of the merged state.

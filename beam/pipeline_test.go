@@ -160,6 +160,17 @@ func plan(t *testing.T, dir string, cfg Config) []Split {
 // shard ids removed (withoutShards).
 func splitSum(t *testing.T, dir string, cfg Config) []byte {
 	t.Helper()
+	b, err := splitEstimators(t, dir, cfg).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return withoutShards(b)
+}
+
+// splitEstimators returns the exact sum of one estimator per split of cfg,
+// as an estimator.
+func splitEstimators(t *testing.T, dir string, cfg Config) *stream.Estimator {
+	t.Helper()
 	var sum stream.Sum
 	ctx := context.Background()
 	for _, sp := range plan(t, dir, cfg) {
@@ -200,11 +211,7 @@ func splitSum(t *testing.T, dir string, cfg Config) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := e.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return withoutShards(b)
+	return e
 }
 
 // withoutShards is statetest.WithoutShards, as a function of the pipeline.

@@ -103,7 +103,7 @@ func TestFixedSumCorrectlyRounded(t *testing.T) {
 
 // shardAccumulators returns the joint accumulators of k shards of random rows
 // of different sizes.
-func shardAccumulators(t *testing.T, k int) []*Accumulator {
+func shardAccumulators(t testing.TB, k int) []*Accumulator {
 	t.Helper()
 	var out []*Accumulator
 	for i := range k {

@@ -52,3 +52,5 @@
 // sin or cos (Joint). The same function pairs x_i with y_π(i) for the features
 // of a permuted joint.
 package rff
+
+//go:generate go run gen_native.go

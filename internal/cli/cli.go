@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/dime-project/dime/exact"
-	"github.com/dime-project/dime/internal/memlimit"
 	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/monitor"
 	"github.com/dime-project/dime/stream"
@@ -89,7 +88,6 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dime: unknown command %q (run \"dime help\")\n", args[0])
 		return exitUsage
 	}
-	memlimit.Apply() // the garbage collector keeps the heap below what the process may use
 	err := cmd.run(&env{stdin: stdin, stdout: stdout, stderr: stderr}, args[1:])
 	var intr interrupted
 	var met gateMet

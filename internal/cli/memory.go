@@ -92,8 +92,13 @@ func checkStreamMemory(cfg stream.Config, dimX, dimY int) error {
 // garbage collection, then the scavenger over every free page. score calls
 // it between the stream and the Result, once the reader is closed, so that
 // while the Result runs the process holds only what it uses rather than
-// the reader's pages and the garbage of its last record batches.
-func releaseMemory() { debug.FreeOSMemory() }
+// the reader's pages and the garbage of its last record batches. It does
+// nothing unless the program called TuneRuntime.
+func releaseMemory() {
+	if tuneRuntime.Load() {
+		debug.FreeOSMemory()
+	}
+}
 
 // memoryHook, if not nil, is called by score after each block it adds
 // ("stream") and right before the Result ("result"): tests read the heap's

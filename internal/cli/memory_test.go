@@ -59,6 +59,8 @@ func TestScoreMemoryFlat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes and scores a 1e6-row file")
 	}
+	TuneRuntime() // score's garbage collection as cmd/dime runs it
+	defer tuneRuntime.Store(false)
 	dir := t.TempDir()
 	spec := synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 1}
 	small, large := filepath.Join(dir, "small.parquet"), filepath.Join(dir, "large.parquet")
@@ -108,6 +110,8 @@ func TestScoreReturnsFreeMemory(t *testing.T) {
 		t.Fatalf("gen: %s", errb.String())
 	}
 	t.Setenv("GOGC", "100")
+	TuneRuntime() // as cmd/dime's main: releaseMemory only acts then
+	defer tuneRuntime.Store(false)
 	var kept uint64
 	memoryHook = func(phase string) {
 		if phase == "result" {

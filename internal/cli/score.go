@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -113,26 +111,24 @@ func runScore(e *env, args []string) error {
 			return err
 		}
 	}
-	if _, set := os.LookupEnv("GOGC"); !set {
-		// score keeps a fixed working set (the accumulators: 56 MiB at the
-		// defaults, D = 256 and 4 groups with the self terms; feature
-		// buffers, the reader's pages and blocks: about 45 MB) and
-		// streams the garbage of every record batch (about 8 MB of Arrow
-		// buffers) through it; the heap grows to (1 + GOGC/100) times the
-		// working set between collections. Most of that set holds no
-		// pointers, so that a collection costs little: on 200k rows at the
-		// defaults GOGC=10 ran 35 collections instead of 12 at GOGC=50, in
-		// the same user time (6.5–6.8 s), and lowered the peak RSS from
-		// 189–200 to 169 MB. GOGC=5 (63 collections instead of 42 over
-		// 300k rows) lowers the peak RSS over 10⁶ rows by 5–9 MiB more
-		// (158–159 against 161–167 MiB) for 1% more CPU time (11.04
-		// against 10.91 s, runs at the same time); GOGC=2, 2–3 MiB more
-		// for 2% (BENCHMARKS.md, "Peak RSS at the analytic defaults").
-		// Since io pools the Parquet decoder's value and level buffers,
-		// the garbage is mostly its page buffers: 87 collections over 10⁶
-		// rows instead of 185, at the same peak RSS.
-		defer debug.SetGCPercent(debug.SetGCPercent(5))
-	}
+	// score keeps a fixed working set (the accumulators: 56 MiB at the
+	// defaults, D = 256 and 4 groups with the self terms; feature
+	// buffers, the reader's pages and blocks: about 45 MB) and
+	// streams the garbage of every record batch (about 8 MB of Arrow
+	// buffers) through it; the heap grows to (1 + GOGC/100) times the
+	// working set between collections. Most of that set holds no
+	// pointers, so that a collection costs little: on 200k rows at the
+	// defaults GOGC=10 ran 35 collections instead of 12 at GOGC=50, in
+	// the same user time (6.5–6.8 s), and lowered the peak RSS from
+	// 189–200 to 169 MB. GOGC=5 (63 collections instead of 42 over
+	// 300k rows) lowers the peak RSS over 10⁶ rows by 5–9 MiB more
+	// (158–159 against 161–167 MiB) for 1% more CPU time (11.04
+	// against 10.91 s, runs at the same time); GOGC=2, 2–3 MiB more
+	// for 2% (BENCHMARKS.md, "Peak RSS at the analytic defaults").
+	// Since io pools the Parquet decoder's value and level buffers,
+	// the garbage is mostly its page buffers: 87 collections over 10⁶
+	// rows instead of 185, at the same peak RSS.
+	defer lowerGC(5)()
 	start := time.Now()
 	if _, err := in.options(xcols, ycols); err != nil {
 		return err

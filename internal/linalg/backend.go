@@ -46,27 +46,52 @@ func (b Backend) Available() bool {
 // atomic; blas64's own switch is a plain variable (see Use).
 var current atomic.Uint32
 
-// Current returns the backend in use: OpenBLAS in a build with the tag
-// openblas, Gonum otherwise, unless Use chose another.
+// Current returns the backend in use: Gonum until Install or Use chooses
+// another.
 func Current() Backend { return Backend(current.Load()) }
 
-// In the default build, the package's initialization installs the Gonum
-// backend's BLAS (gonum's, with a faster Dsymv: see gonumBLAS); with the tag
-// openblas, openblas.go's installs OpenBLAS.
-func init() {
-	if !openblasCompiled {
-		blas64.Use(gonumBLAS{})
+// Best returns the fastest backend compiled into this binary: OpenBLAS in a
+// build with the tag openblas, Gonum otherwise.
+func Best() Backend {
+	if openblasCompiled {
+		return OpenBLAS
 	}
+	return Gonum
 }
 
-// Use makes b the backend of the whole process: blas64.Use with b's BLAS, and
-// b's eigensolver for every SymEigensolver. It returns an error, and changes
+// Install is what a program's main calls to choose its linear algebra: it
+// makes Best the backend of the whole process (Use), and with OpenBLAS it
+// first gives OpenBLAS one thread per call unless OPENBLAS_NUM_THREADS is
+// set (see configureThreads). It returns the backend. Both binaries of dime
+// call it first thing in main; a library never does.
+//
+// Importing the package changes nothing in the process. Without Install (or
+// Use), the package's own kernels (AddAtA, SumRows and the rest) run as
+// they do with it, Current is Gonum, and gonum's blas64 keeps the
+// implementation it had, by default gonum's own BLAS: every result is
+// correct, but eigensolves, whose tridiagonal reduction calls blas64.Dsymv,
+// are slower (the faster Dsymv of gonumBLAS is not in use) and round off
+// differently, and a build with the tag openblas does not use OpenBLAS.
+func Install() Backend {
+	b := Best()
+	if b == OpenBLAS {
+		configureThreads()
+	}
+	if err := Use(b); err != nil {
+		panic(err) // Best is compiled in
+	}
+	return b
+}
+
+// Use makes b the backend of the whole process: blas64.Use with b's BLAS
+// (gonumBLAS, or OpenBLAS through gonum's netlib package), and b's
+// eigensolver for every SymEigensolver. It returns an error, and changes
 // nothing, if b is not compiled in.
 //
-// Use exists so that tests and benchmarks can compare the backends within
-// one binary. It must not be called while other goroutines compute: gonum's
-// blas64.Use is not synchronized. Programs choose their backend at build
-// time and never need it.
+// Programs call Install rather than Use. Use exists so that tests and
+// benchmarks can compare the backends within one binary. It must not be
+// called while other goroutines compute: gonum's blas64.Use is not
+// synchronized.
 func Use(b Backend) error {
 	if !b.Available() {
 		return fmt.Errorf("linalg: backend %v is not compiled in (build with -tags openblas)", b)

@@ -63,7 +63,9 @@
 //
 //	go test -tags openblas ./...
 //
-// With the tag, the package's init
+// Importing the package changes nothing in the process. A program chooses
+// its backend in main with Install, which makes the fastest one compiled in
+// the backend of the whole process; with the tag openblas, that
 //
 //   - routes every gonum blas64 call of the process to OpenBLAS
 //     (blas64.Use with gonum.org/v1/netlib/blas/netlib), including the Syrk of
@@ -78,9 +80,12 @@
 //     OpenBLAS threads on top of them oversubscribe the cores (measurements
 //     in openblas.go).
 //
-// The switch of blas64 happens when this package is initialized, so a package
-// that relies on fast BLAS must import internal/linalg (calling any of its
-// functions, such as a SymEigensolver, is enough). Package exact does.
+// In the default build Install routes blas64 to gonum's BLAS with the
+// faster Dsymv of the Gonum backend (gonumBLAS: gonum's own took 72% of
+// exact DiME's time at n = 1024, see symv.go). Without Install, everything
+// works: the backend is Gonum and blas64 is whatever the process has, by
+// default gonum's own BLAS, so eigensolves are slower and round off
+// differently; the package's own kernels are the same either way.
 //
 // Current reports the backend in use; Use switches it for the whole process,
 // which only tests and benchmarks comparing the backends need. The two

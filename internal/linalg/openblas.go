@@ -38,13 +38,6 @@ const openblasCompiled = true
 var _ [unsafe.Sizeof(C.lapack_int(0)) - 4]struct{}
 var _ [4 - unsafe.Sizeof(C.lapack_int(0))]struct{}
 
-func init() {
-	configureThreads()
-	if err := Use(OpenBLAS); err != nil {
-		panic(err)
-	}
-}
-
 func useOpenBLAS() { blas64.Use(netlib.Implementation{}) }
 
 // lapackRoutine names the LAPACK driver of the OpenBLAS backend's

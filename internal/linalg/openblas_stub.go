@@ -20,6 +20,9 @@ func (s *SymEigensolver) lapackeEigenvalues([]float64, blas64.Symmetric) ([]floa
 	return nil, errors.New("linalg: OpenBLAS backend not compiled in (build with -tags openblas)")
 }
 
+// configureThreads is never called in this build: Install chooses Gonum.
+func configureThreads() {}
+
 // openblasThreads is 0: there is no OpenBLAS in this build.
 func openblasThreads() int { return 0 }
 

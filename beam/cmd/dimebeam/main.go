@@ -32,9 +32,17 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/spark"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
+
+	"github.com/dime-project/dime/host"
 )
 
 func main() {
+	// The process-wide choices, which the library leaves to main (the same
+	// in a worker, which runs this main too): the fastest linear-algebra
+	// backend compiled in and a soft memory limit below what the process
+	// may use.
+	host.UseBLAS()
+	host.LimitMemory()
 	var o options
 	o.register(flag.CommandLine)
 	flag.Usage = func() { usage(flag.CommandLine.Output()) }

@@ -62,6 +62,9 @@ func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if !slices.Contains(knownRunners, runner) {
 		return usagef("--runner %q: want one of %s", runner, strings.Join(knownRunners, ", "))
 	}
+	if err := checkEnvironment(runner); err != nil {
+		return err
+	}
 	cfg, inputs, err := o.config()
 	if err != nil {
 		return err

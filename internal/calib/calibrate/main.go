@@ -26,11 +26,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dime-project/dime/host"
 	"github.com/dime-project/dime/internal/calib"
 	"github.com/dime-project/dime/synth"
 )
 
 func main() {
+	host.UseBLAS() // the backend dime's main installs: the same numbers as dime
 	study := flag.String("study", "null", "null (independent data: calibration) or power (y = x0² + noise)")
 	command := flag.String("command", "score", "dime command to study: score or exact")
 	datasets := flag.Int("datasets", 0, "number of datasets (default 400 for null, 50 for power)")

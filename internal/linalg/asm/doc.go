@@ -6,9 +6,13 @@
 // OpenBLAS through cgo with the build tag openblas, and a package that uses
 // cgo cannot contain Go assembly.
 //
-// kernels_amd64.s is written by gen_kernels.go; regenerate it with
+// kernels_amd64.s, and the Go declarations of its functions in
+// kernels_amd64.go and kernels_other.go, are written by gen_kernels.go;
+// regenerate them with
 //
 //	go generate ./internal/linalg/asm
+//
+// (CI does, and fails if the committed files differ).
 //
 // The kernels need AVX2 and FMA, or AVX-512F: HasAVX2 and HasAVX512 say
 // whether the CPU (and the operating system) supports them, and callers
@@ -34,3 +38,5 @@
 // SumRowsAVX2 and SumRowsAVX512 add m rows into a vector of sums, eight
 // rows per pass over it, each column in the order of the rows.
 package asm
+
+//go:generate go run gen_kernels.go

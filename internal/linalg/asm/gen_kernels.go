@@ -2,24 +2,65 @@
 
 // gen_kernels writes kernels_amd64.s, the assembly micro-kernels of the
 // blocked rank-k updates of package linalg (see its gemm.go), and the
-// register-only FMA loops that measure the cores' peak. Regenerate with
+// register-only FMA loops that measure the cores' peak, and the Go side of
+// each function: its declaration with its doc in kernels_amd64.go, and a
+// stub that panics in kernels_other.go (other architectures, the build tag
+// purego). Regenerate with
 //
 //	go generate ./internal/linalg/asm
 //
-// (kernels_amd64.go carries the go:generate line). The assembly is written
-// out instruction by instruction from the templates below, unrolled so that
-// each micro-kernel is one straight loop; no third-party generator is
-// needed, and the output is committed, so building dime never runs this.
+// (doc.go carries the go:generate line); CI regenerates and fails if the
+// committed files differ. The assembly is written out instruction by
+// instruction from the templates below, unrolled so that each micro-kernel
+// is one straight loop; no third-party generator is needed, and the output
+// is committed, so building dime never runs this. Each function's TEXT
+// line, frame size and Go declaration come from one call of fn, so the
+// assembly and its declaration cannot disagree.
 package main
 
 import (
 	"bytes"
 	"fmt"
+	"go/format"
 	"log"
 	"os"
+	"strings"
 )
 
 var out bytes.Buffer
+
+// funcs are the functions written so far, in order, for the Go files.
+var funcs []goFunc
+
+// goFunc is the Go declaration of one assembly function.
+type goFunc struct {
+	name, params, results string
+	doc                   string // the doc comment, without the slashes
+	noescape              bool   // its pointers do not escape (go:noescape)
+}
+
+// fn starts the assembly function name, with the Go parameters params and
+// results (both as in a Go signature, results without parentheses, "" if
+// none), and records its declaration with doc for kernels_amd64.go and
+// kernels_other.go. Every parameter and result is 8 bytes (int, pointer or
+// float64), which gives the frame's argument size.
+func fn(name, params, results, doc string, noescape bool) {
+	sig := params
+	if results != "" {
+		sig += ") (" + results
+	}
+	p("// func %s(%s)", name, sig)
+	p("TEXT ·%s(SB), NOSPLIT, $0-%d", name, 8*(names(params)+names(results)))
+	funcs = append(funcs, goFunc{name, params, results, doc, noescape})
+}
+
+// names counts the names in a Go parameter list.
+func names(list string) int {
+	if list == "" {
+		return 0
+	}
+	return strings.Count(list, ",") + 1
+}
 
 // pfDist is the prefetch distance, in steps of k, of the float32 AVX-512
 // kernels (see kspec.pf): 16 steps (1 KiB of each R panel, about 400
@@ -44,38 +85,133 @@ func main() {
 	//
 	// float64, AVX2 + FMA: 4×12 in 12 YMM; per step of k, three loads of
 	// R, four broadcasts of L, twelve FMAs (six cycles on two FMA pipes).
-	kernel(kspec{name: "DKern4x12AVX2", vec: "Y", lanes: 4, mr: 4, np: 3, f32: false})
+	kernel(kspec{name: "DKern4x12AVX2", vec: "Y", lanes: 4, mr: 4, np: 3, f32: false,
+		doc: "DKern4x12AVX2 is the float64 AVX2+FMA kernel: w = 4, mr = 4, 12 YMM\naccumulators."})
 	// float64, AVX-512: 8×24 in 24 ZMM; per step, three loads, eight
 	// broadcasts, 24 FMAs.
-	kernel(kspec{name: "DKern8x24AVX512", vec: "Z", lanes: 8, mr: 8, np: 3, f32: false})
+	kernel(kspec{name: "DKern8x24AVX512", vec: "Z", lanes: 8, mr: 8, np: 3, f32: false,
+		doc: "DKern8x24AVX512 is the float64 AVX-512 kernel: w = 8, mr = 8, 24 ZMM\naccumulators."})
 	// float32 products summed in float32, added into float64 C: see
 	// linalg.AddAtA.
-	kernel(kspec{name: "SKern4x24AVX2", vec: "Y", lanes: 8, mr: 4, np: 3, f32: true})
-	kernel(kspec{name: "SKern8x48AVX512", vec: "Z", lanes: 16, mr: 8, np: 3, f32: true, pf: pfDist})
+	kernel(kspec{name: "SKern4x24AVX2", vec: "Y", lanes: 8, mr: 4, np: 3, f32: true,
+		doc: "SKern4x24AVX2 is the float32 AVX2+FMA kernel: w = 8, mr = 4."})
+	kernel(kspec{name: "SKern8x48AVX512", vec: "Z", lanes: 16, mr: 8, np: 3, f32: true, pf: pfDist,
+		doc: "SKern8x48AVX512 is the float32 AVX-512 kernel: w = 16, mr = 8."})
 	// The same sums with a masked store, for the tiles of which only some
 	// entries are in C's triangle (see linalg/gemm.go's rankUpdate), and
 	// the same on one and two R panels, for the last tile of a strip when
 	// C ends less than 48 columns after it.
-	kernel(kspec{name: "SKern8x48AVX512Masked", vec: "Z", lanes: 16, mr: 8, np: 3, f32: true, masked: true, pf: pfDist})
-	kernel(kspec{name: "SKern8x32AVX512Masked", vec: "Z", lanes: 16, mr: 8, np: 2, f32: true, masked: true, pf: pfDist})
-	kernel(kspec{name: "SKern8x16AVX512Masked", vec: "Z", lanes: 16, mr: 8, np: 1, f32: true, masked: true, pf: pfDist})
+	kernel(kspec{name: "SKern8x48AVX512Masked", vec: "Z", lanes: 16, mr: 8, np: 3, f32: true, masked: true, pf: pfDist,
+		doc: `SKern8x48AVX512Masked is SKern8x48AVX512 with a masked store: row r
+of C is stored as six vectors of 8 float64, and vector h (columns
+8h … 8h+7) is added under the opmask mask[6r + h] (bit l for column
+8h + l); the entries whose bit is clear are neither read nor written.
+Each entry whose bit is set becomes c + (alpha·acc + 0), rounded after
+the FMA and after the addition: the bits of the scratch tile of
+linalg.rankUpdate (a tile of zeros into which SKern8x48AVX512 adds, then
+added into C), not the single rounding of SKern8x48AVX512.`})
+	kernel(kspec{name: "SKern8x32AVX512Masked", vec: "Z", lanes: 16, mr: 8, np: 2, f32: true, masked: true, pf: pfDist,
+		doc: `SKern8x32AVX512Masked is SKern8x48AVX512Masked on two R panels: an 8×32
+tile, four opmasks per row (mask[4r + h]).`})
+	kernel(kspec{name: "SKern8x16AVX512Masked", vec: "Z", lanes: 16, mr: 8, np: 1, f32: true, masked: true, pf: pfDist,
+		doc: `SKern8x16AVX512Masked is SKern8x48AVX512Masked on one R panel: an 8×16
+tile, two opmasks per row (mask[2r + h]).`})
 
 	// The fused row of Dsymv (see linalg/symv.go).
-	symvRow("DotAxpyAVX2", "Y", 4)
-	symvRow("DotAxpyAVX512", "Z", 8)
+	symvRow("DotAxpyAVX2", "Y", 4, `DotAxpyAVX2 returns Σ a[j]·x[j] and adds xi·a[j] to y[j] for j < n,
+reading a once (a row of a symmetric matrix-vector product), with AVX2
+and FMA.`)
+	symvRow("DotAxpyAVX512", "Z", 8, "DotAxpyAVX512 is DotAxpyAVX2 with AVX-512.")
 
 	// The float32 packing of AddAtA (see linalg/gemm.go's packSegment).
 	cvtGroups()
 	// The prefetch of the C tiles that go through a scratch tile.
 	prefetchRows()
 	// The column sums of covariance.Mean.
-	sumRows("SumRowsAVX2", "Y", 4)
-	sumRows("SumRowsAVX512", "Z", 8)
+	sumRows("SumRowsAVX2", "Y", 4, `SumRowsAVX2 adds m rows of n float64 values, row r at rows plus r·stride
+values, into sum, in the order of the rows for each column (the bits of
+adding them one at a time), reading and writing sum once per group of
+eight rows. It needs AVX2.`)
+	sumRows("SumRowsAVX512", "Z", 8, "SumRowsAVX512 is SumRowsAVX2 with AVX-512.")
 
-	peak("FMAPeakAVX2", "Y")
-	peak("FMAPeakAVX512", "Z")
+	peak("FMAPeakAVX2", "Y", `FMAPeakAVX2 runs n iterations of twelve independent register-only YMM
+FMAs (96 float64 flops each).`)
+	peak("FMAPeakAVX512", "Z", `FMAPeakAVX512 runs n iterations of twelve independent register-only ZMM
+FMAs (192 float64 flops each).`)
 
-	if err := os.WriteFile("kernels_amd64.s", out.Bytes(), 0o644); err != nil {
+	write("kernels_amd64.s", out.Bytes())
+	write("kernels_amd64.go", goFile(amd64Head, func(f goFunc) string {
+		s := comment(f.doc)
+		if f.noescape {
+			s += "//\n//go:noescape\n"
+		}
+		return s + "func " + f.name + "(" + f.params + ")" + results(f) + "\n"
+	}))
+	write("kernels_other.go", goFile(otherHead, func(f goFunc) string {
+		return "func " + f.name + "(" + f.params + ")" + results(f) + " { panic(noAsm) }\n"
+	}))
+}
+
+// amd64Head and otherHead begin kernels_amd64.go and kernels_other.go.
+const (
+	amd64Head = `//go:build !purego
+
+package asm
+
+import "golang.org/x/sys/cpu"
+
+var (
+	// HasAVX2 reports whether the AVX2+FMA kernels can run.
+	HasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	// HasAVX512 reports whether the AVX-512 kernels can run.
+	HasAVX512 = cpu.X86.HasAVX512F
+)
+`
+	otherHead = `//go:build !amd64 || purego
+
+package asm
+
+// Without amd64 assembly (other architectures, or the build tag purego)
+// there are no kernels: HasAVX2 and HasAVX512 are false and the functions
+// panic.
+
+var HasAVX2, HasAVX512 = false, false
+
+const noAsm = "linalg/asm: no assembly kernels in this build"
+`
+)
+
+// goFile returns a Go file: the generated-code line, head, then decl of
+// each function, gofmt'ed.
+func goFile(head string, decl func(goFunc) string) []byte {
+	var b strings.Builder
+	b.WriteString("// Code generated by gen_kernels.go; DO NOT EDIT.\n\n")
+	b.WriteString(head)
+	for _, f := range funcs {
+		b.WriteString("\n" + decl(f))
+	}
+	src, err := format.Source([]byte(b.String()))
+	if err != nil {
+		log.Fatalf("generated Go: %v\n%s", err, b.String())
+	}
+	return src
+}
+
+// comment returns doc as a Go comment.
+func comment(doc string) string {
+	return "// " + strings.ReplaceAll(doc, "\n", "\n// ") + "\n"
+}
+
+// results returns f's results as in a declaration.
+func results(f goFunc) string {
+	if f.results == "" {
+		return ""
+	}
+	return " (" + f.results + ")"
+}
+
+func write(name string, data []byte) {
+	if err := os.WriteFile(name, data, 0o644); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -98,6 +234,8 @@ type kspec struct {
 	// Past a panel's end the prefetch reads the next panel's start, which
 	// the tile, or the next tile, reads anyway; PREFETCHT0 never faults.
 	pf int
+	// doc is the Go declaration's doc comment.
+	doc string
 }
 
 // kernel writes a micro-kernel
@@ -142,11 +280,9 @@ func kernel(s kspec) {
 		if s.vec != "Z" {
 			log.Fatalf("%s: masked kernels need AVX-512", s.name)
 		}
-		p("// func %s(k int, a, b *%s, bstride int, c *float64, ldc int, alpha float64, mask *uint16)", s.name, typ)
-		p("TEXT ·%s(SB), NOSPLIT, $0-64", s.name)
+		fn(s.name, fmt.Sprintf("k int, a, b *%s, bstride int, c *float64, ldc int, alpha float64, mask *uint16", typ), "", s.doc, true)
 	} else {
-		p("// func %s(k int, a, b *%s, bstride int, c *float64, ldc int, alpha float64)", s.name, typ)
-		p("TEXT ·%s(SB), NOSPLIT, $0-56", s.name)
+		fn(s.name, fmt.Sprintf("k int, a, b *%s, bstride int, c *float64, ldc int, alpha float64", typ), "", s.doc, true)
 	}
 	p("\tMOVQ k+0(FP), CX")
 	p("\tMOVQ a+8(FP), AX")
@@ -269,13 +405,12 @@ func kernel(s kspec) {
 // which returns Σ a[j]·x[j] and adds xi·a[j] to y[j], for j < n, reading a
 // once: one row of the stored triangle in a symmetric matrix-vector
 // product. Two vectors per iteration, then one, then scalars.
-func symvRow(name, vec string, lanes int) {
+func symvRow(name, vec string, lanes int, doc string) {
 	reg := func(i int) string { return fmt.Sprintf("%s%d", vec, i) }
 	xr := func(i int) string { return fmt.Sprintf("X%d", i) }
 	vb := lanes * 8
 	p("")
-	p("// func %s(n int, a, x, y *float64, xi float64) (dot float64)", name)
-	p("TEXT ·%s(SB), NOSPLIT, $0-48", name)
+	fn(name, "n int, a, x, y *float64, xi float64", "dot float64", doc, true)
 	p("\tMOVQ n+0(FP), CX")
 	p("\tMOVQ a+8(FP), SI")
 	p("\tMOVQ x+16(FP), DX")
@@ -343,10 +478,9 @@ func symvRow(name, vec string, lanes int) {
 // on registers only (no memory operand), enough to cover the FMA latency
 // (4 cycles) on two pipes. Each iteration is 12 vector FMAs: 96 float64
 // flops with YMM, 192 with ZMM.
-func peak(name, vec string) {
+func peak(name, vec, doc string) {
 	p("")
-	p("// func %s(n int)", name)
-	p("TEXT ·%s(SB), NOSPLIT, $0-8", name)
+	fn(name, "n int", "", doc, false)
 	p("\tMOVQ n+0(FP), CX")
 	for i := 0; i < 14; i++ {
 		p("\tVXORPD %s%d, %s%d, %s%d", vec, i, vec, i, vec, i)
@@ -382,8 +516,9 @@ func log2(n int) int {
 // rows of a packed float32 panel, four values per VCVTPD2PS.
 func cvtGroups() {
 	p("")
-	p("// func CvtGroupsAVX2(n, w int, src *float64, dst *float32, dstride int)")
-	p("TEXT ·CvtGroupsAVX2(SB), NOSPLIT, $0-40")
+	fn("CvtGroupsAVX2", "n, w int, src *float64, dst *float32, dstride int", "", `CvtGroupsAVX2 rounds n groups of w float64 values (w a positive multiple
+of 4), contiguous from src, to float32, writing group g at dst plus
+g·dstride bytes. It needs AVX2.`, true)
 	p("\tMOVQ n+0(FP), CX")
 	p("\tMOVQ w+8(FP), BX")
 	p("\tMOVQ src+16(FP), SI")
@@ -419,8 +554,8 @@ func cvtGroups() {
 // Plain amd64 (PREFETCHT0 never faults).
 func prefetchRows() {
 	p("")
-	p("// func PrefetchRows(c *float64, ldc, rows, cols int)")
-	p("TEXT ·PrefetchRows(SB), NOSPLIT, $0-32")
+	fn("PrefetchRows", "c *float64, ldc, rows, cols int", "", `PrefetchRows asks for the cache lines of rows rows of cols float64 values
+from c, rows ldc values apart (PREFETCHT0: a hint, never a fault).`, true)
 	p("\tMOVQ c+0(FP), DI")
 	p("\tMOVQ ldc+8(FP), SI")
 	p("\tSHLQ $3, SI")
@@ -454,12 +589,11 @@ func prefetchRows() {
 // rows instead of once per row. Groups of eight rows, then single rows;
 // in each, four vectors of columns at a time, then one, then the last
 // columns (under an opmask with ZMM, one by one with YMM). n, m ≥ 0.
-func sumRows(name, vec string, lanes int) {
+func sumRows(name, vec string, lanes int, doc string) {
 	reg := func(i int) string { return fmt.Sprintf("%s%d", vec, i) }
 	vb := lanes * 8
 	p("")
-	p("// func %s(n, m int, sum, rows *float64, stride int)", name)
-	p("TEXT ·%s(SB), NOSPLIT, $0-40", name)
+	fn(name, "n, m int, sum, rows *float64, stride int", "", doc, true)
 	p("\tMOVQ n+0(FP), R12")
 	p("\tMOVQ m+8(FP), DX")
 	p("\tMOVQ sum+16(FP), DI")

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
+)
+
+// TestRunnerEnvironments checks that the combinations of --runner and
+// --environment_type that the Beam SDK panics on (Dataflow in loopback,
+// Prism with an unreachable worker pool) or fails on late give one line
+// and exit status 2.
+func TestRunnerEnvironments(t *testing.T) {
+	dir := t.TempDir()
+	gen(t, filepath.Join(dir, "a.parquet"), 100, 1)
+	set := func(p *string, v string) {
+		old := *p
+		*p = v
+		t.Cleanup(func() { *p = old })
+	}
+	type env struct{ typ, config, endpoint string }
+	var cases []struct {
+		runner string
+		env    env
+		want   string
+	}
+	add := func(runner string, e env, want string) {
+		cases = append(cases, struct {
+			runner string
+			env    env
+			want   string
+		}{runner, e, want})
+	}
+	for _, typ := range []string{"process", "loopback", "external"} {
+		add("dataflow", env{typ: typ, config: `{"command":"/bin/true"}`}, "Dataflow runs the workers in its own containers")
+	}
+	for _, typ := range []string{"docker", "process", "loopback", "external"} {
+		add("direct", env{typ: typ, config: "localhost:1"}, "the direct runner runs the workers in this process")
+	}
+	for _, r := range []string{"flink", "spark", "universal"} {
+		for _, typ := range []string{"", "docker", "loopback"} {
+			add(r, env{typ: typ}, "needs --endpoint")
+		}
+	}
+	add("flink", env{typ: "bogus", endpoint: "localhost:1"}, `--environment_type "bogus"`)
+	add("prism", env{typ: "process"}, `needs --environment_config '{"command"`)
+	add("flink", env{typ: "process", config: "/path/to/boot", endpoint: "localhost:1"}, `needs --environment_config '{"command"`)
+	add("prism", env{typ: "process", config: `{"command":"/nonexistent/boot"}`}, "not an executable file")
+	add("spark", env{typ: "external", endpoint: "localhost:1"}, "needs --environment_config HOST:PORT")
+	add("prism", env{typ: "external", config: "localhost:1"}, "no worker pool answers there")
+	for _, c := range cases {
+		t.Run(c.runner+"/"+c.env.typ, func(t *testing.T) {
+			set(jobopts.EnvironmentType, c.env.typ)
+			set(jobopts.EnvironmentConfig, c.env.config)
+			set(jobopts.Endpoint, c.env.endpoint)
+			set(runners.Runner, c.runner)
+			res := filepath.Join(t.TempDir(), "r.json")
+			code, out, errs := runCmd(t, "--input", dir, "--x", "x0,x1", "--y", "y0,y1", "--output", res)
+			if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", code, out, errs, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,111 @@
+package dimebeam
+
+import (
+	"math"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
+
+	"github.com/dime-project/dime/stream"
+)
+
+func init() {
+	register.Function1x2(statesInSum)
+	register.DoFn1x1[stream.Result, float64](&roundoffFn{})
+}
+
+// roundoffFn maps a result to the largest difference of its entropies, MI,
+// analytic DiME and test statistic from Want's, relative to max(|want|, 1):
+// the scale of the entropies, of which DiME and MI are differences. The
+// p-value, a function of the statistic, is left out: at 1e-111 its relative
+// round-off is the statistic's times the statistic.
+type roundoffFn struct{ Want []float64 }
+
+func (f *roundoffFn) ProcessElement(r stream.Result) float64 {
+	var worst float64
+	for i, v := range quantities(r)[:6] {
+		worst = math.Max(worst, math.Abs(v-f.Want[i])/math.Max(math.Abs(f.Want[i]), 1))
+	}
+	return worst
+}
+
+// statesInSum returns the number of splits' states added into a shard's
+// sum: the shard ids of its estimator, one per split.
+func statesInSum(enc []byte) (int, error) {
+	s, err := decodeSum(enc)
+	if err != nil {
+		return 0, err
+	}
+	e, err := s.Estimator()
+	if err != nil {
+		return 0, err
+	}
+	ids, complete := e.Shards()
+	if !complete {
+		return 0, stream.ErrIncompatible
+	}
+	return len(ids), nil
+}
+
+// TestShardCount checks the bound of the two-level combine: n splits go to
+// at most ⌈√n⌉ shards of at most ⌈√n⌉ splits each.
+func TestShardCount(t *testing.T) {
+	for n := 1; n <= 5000; n++ {
+		s := shardCount(n)
+		root := int(math.Ceil(math.Sqrt(float64(n))))
+		per := make([]int, s)
+		for i, sp := range assignShards(make([]Split, n)) {
+			if sp.Shard != i%s {
+				t.Fatalf("n = %d: split %d in shard %d", n, i, sp.Shard)
+			}
+			per[sp.Shard]++
+		}
+		if s != root || per[0] > root || per[s-1] == 0 {
+			t.Fatalf("n = %d: %d shards (want %d), %d splits in the first, %d in the last", n, s, root, per[0], per[s-1])
+		}
+	}
+}
+
+// TestTreeCombine runs 64 splits on Prism and counts what each level of the
+// combine receives: 8 shard sums, each of 8 splits' states (the bound
+// ⌈√64⌉), 64 in all. The merged result must equal one split's over the same
+// rows to float64 round-off: with float64 products, so that only the order
+// of the additions differs, the entropies, MI, analytic DiME and test
+// statistic within 1e-14 of max(|value|, 1) (about 45 ulps at 1; measured:
+// entropies, MI and statistic within 5 ulps, DiME, a difference of
+// entropies, 3.1e-15).
+func TestTreeCombine(t *testing.T) {
+	dir := writeGroups(t, 100, 6400)
+	cfg := testConfig()
+	cfg.SplitRows = 100
+	splits := assignShards(plan(t, dir, cfg))
+	if len(splits) != 64 {
+		t.Fatalf("%d splits, want 64", len(splits))
+	}
+	one := cfg
+	one.SplitRows = 6400
+	if n := len(plan(t, dir, one)); n != 1 {
+		t.Fatalf("%d splits, want 1", n)
+	}
+	oneResult := mustResult(t, oneEstimator(t, dir, cfg.Stream))
+	merged := splitEstimators(t, dir, cfg)
+	for i, v := range quantities(mustResult(t, merged)) {
+		w := quantities(oneResult)[i]
+		t.Logf("quantity %d: %.17g vs %.17g: %.2g relative, %.0f ulps", i, v, w, math.Abs(v-w)/math.Abs(w), math.Abs(v-w)/(math.Nextafter(math.Abs(w), math.Inf(1))-math.Abs(w)))
+	}
+
+	p, s := beam.NewPipelineWithRoot()
+	sums := shardSums(s, beam.ParDo(s, &scoreFn{Cfg: cfg}, beam.CreateList(s, splits)))
+	counts := beam.ParDo(s, statesInSum, sums)
+	passert.Count(s, sums, "shard sums", 8)
+	passert.AllWithinBounds(s, counts, 8, 8)
+	passert.Equals(s, stats.Sum(s, counts), 64)
+	for _, c := range []Config{cfg, one} {
+		res := beam.ParDo(s, &roundoffFn{Want: quantities(oneResult)}, ScoreFiles(s, beam.Create(s, dir), c))
+		passert.AllWithinBounds(s, res, 0, 1e-14)
+	}
+	runOn(t, "", p)
+}
