@@ -22,6 +22,10 @@ type IndependenceTest struct {
 	// NullMean is the expectation of T under independence, the sum of the
 	// weights of its null distribution.
 	NullMean float64
+	// NullVariance is the variance of T under independence, 2 Σ λ² over
+	// the weights λ of its null distribution: with NullMean it gives the
+	// null's effective number of degrees of freedom, 2·NullMean²/NullVariance.
+	NullVariance float64
 	// PValue is P(T′ ≥ T) for T′ distributed as T under independence,
 	// reported as at least 1e-300 (the saddlepoint reaches far below what
 	// float64 holds).
@@ -104,17 +108,18 @@ func IndependenceGroups(xs, ys []*Accumulator, mx, my, mxy *Mean) (IndependenceT
 	if err != nil {
 		return zero, err
 	}
-	var mean float64
+	var mean, variance float64
 	for _, l := range weights {
 		if l > 0 {
 			mean += l
+			variance += 2 * l * l
 		}
 	}
 	p, method := quadform.Survival(weights, t)
 	if method != quadform.Exact {
 		p = math.Max(p, minPValue)
 	}
-	return IndependenceTest{Statistic: t, Rows: n, NullMean: mean, PValue: p, Method: method.String()}, nil
+	return IndependenceTest{Statistic: t, Rows: n, NullMean: mean, NullVariance: variance, PValue: p, Method: method.String()}, nil
 }
 
 // minPValue is the smallest p-value reported.

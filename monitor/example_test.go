@@ -68,8 +68,8 @@ func ExampleConfig_baseline() {
 		}
 	}
 	// Output:
-	// window 0: DiME 0.022, baseline 0.022, change -0.000 ± 0.001, p 0.89, alert false
-	// window 1: DiME 0.024, baseline 0.022, change +0.001 ± 0.001, p 0.12, alert false
-	// window 2: DiME -0.002, baseline 0.022, change -0.024 ± 0.002, p 0.00029, alert true
-	// window 3: DiME -0.000, baseline 0.022, change -0.021 ± 0.002, p 0.0002, alert true
+	// window 0: DiME 0.022, baseline 0.022, change -0.000 ± 0.001, p 0.9, alert false
+	// window 1: DiME 0.024, baseline 0.022, change +0.002 ± 0.001, p 0.13, alert false
+	// window 2: DiME -0.002, baseline 0.022, change -0.024 ± 0.002, p 0.00028, alert true
+	// window 3: DiME -0.000, baseline 0.022, change -0.022 ± 0.002, p 0.00018, alert true
 }

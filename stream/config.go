@@ -77,12 +77,23 @@ type Config struct {
 	// without standard error).
 	Groups int
 	// Jackknife chooses how the analytic DiME's finite-sample bias is
-	// removed from the groups: GeneralizedJackknife (the default; also
-	// removes the (log N)/N term) or GroupJackknife (the plain
-	// delete-a-group jackknife, which removes only the 1/N term). The
-	// package documentation derives both. It changes only Result.DiME, not
+	// removed from the groups: ThirdOrderJackknife (DefaultJackknife:
+	// removes the 1/N, (log N)/N and 1/N² terms), GeneralizedJackknife (the
+	// zero value: 1/N and (log N)/N), SecondOrderJackknife (1/N and 1/N²)
+	// or GroupJackknife (the plain delete-a-group jackknife: 1/N only). The
+	// package documentation derives them and measures their residuals. It changes only Result.DiME, not
 	// the standard error or anything else.
 	Jackknife Jackknife
+	// RowModel says what the rows are: IIDRows (the zero value, the
+	// default of dime score), independent draws, which the shuffle within
+	// each scope and the iid RFF-HSIC test assume; or SerialRows, a
+	// stationary series whose neighbouring rows may depend on each other
+	// (time-ordered data; the default of dime monitor): rows then keep
+	// their order, chunks of consecutive rows go to the groups in turn, and
+	// the p-value and the standard error come from the spread between the
+	// groups (package documentation). SerialRows needs the analytic
+	// estimator (Permutations = 0) and at least 2 groups.
+	RowModel RowModel
 	// SkipNormalized skips the self terms of the normalized score (its
 	// fields are NaN): four accumulators per group fewer, about 8% less work
 	// per row, and 4(K+1) eigenproblems fewer per Result.
@@ -159,10 +170,11 @@ const (
 // DefaultConfig returns the defaults of the dime command: Gaussian kernel,
 // alpha 1.01, standardized columns, fixed bandwidths √(d/2) in units of
 // the columns' scales, D = 256 frequencies (512 features), the analytic
-// estimator with the jackknife over DefaultGroups groups (no permutations),
-// float32 products in the rank-k updates, seed 1.
+// estimator with the third-order jackknife (DefaultJackknife) over
+// DefaultGroups groups (no permutations), float32 products in the rank-k
+// updates, seed 1.
 func DefaultConfig() Config {
-	return Config{Kernel: exact.Gaussian, Alpha: 1.01, Standardize: true, Features: 256, Groups: DefaultGroups, Precision: covariance.Float32, Seed: 1}
+	return Config{Kernel: exact.Gaussian, Alpha: 1.01, Standardize: true, Features: 256, Groups: DefaultGroups, Jackknife: DefaultJackknife, Precision: covariance.Float32, Seed: 1}
 }
 
 // DefaultGroups is the default number K of groups of rows of the
@@ -171,6 +183,12 @@ func DefaultConfig() Config {
 // memory and 2 (6) eigenproblems per Result, and the generalized jackknife
 // 2 per pair of groups (12 at K = 4).
 const DefaultGroups = 4
+
+// DefaultJackknife is the bias correction of DefaultConfig and of the dime
+// commands: ThirdOrderJackknife. (The zero value of Config.Jackknife is
+// GeneralizedJackknife, the default of earlier versions, so that saved
+// states keep their meaning.)
+const DefaultJackknife = ThirdOrderJackknife
 
 // Jackknife is the bias correction of the analytic DiME (Config.Jackknife).
 type Jackknife uint8
@@ -187,6 +205,15 @@ const (
 	// (K−1)·mean D_(−k) (the default before the generalized one): it
 	// leaves a residual bias of order (log N)/N.
 	GroupJackknife
+	// SecondOrderJackknife extrapolates the same three levels as
+	// GeneralizedJackknife through θ + b/n + c/n² (the classical
+	// second-order jackknife: K = 4 equal groups give w = 8, −9, 2).
+	SecondOrderJackknife
+	// ThirdOrderJackknife adds a fourth level, every row but three groups,
+	// and extrapolates through θ + a·(log n)/n + b/n + c/n²: C(K,3) more
+	// plug-ins (4 at K = 4), for at most 6 groups (beyond, or with fewer
+	// than 4 non-empty groups, it is GeneralizedJackknife).
+	ThirdOrderJackknife
 )
 
 // String returns "generalized" or "group".
@@ -196,8 +223,45 @@ func (j Jackknife) String() string {
 		return "generalized"
 	case GroupJackknife:
 		return "group"
+	case SecondOrderJackknife:
+		return "second-order"
+	case ThirdOrderJackknife:
+		return "third-order"
 	}
 	return fmt.Sprintf("Jackknife(%d)", uint8(j))
+}
+
+// RowModel is what the rows are assumed to be (Config.RowModel).
+type RowModel uint8
+
+const (
+	// IIDRows: independent, identically distributed rows.
+	IIDRows RowModel = iota
+	// SerialRows: a stationary series, rows dependent on their neighbours
+	// over a range well below 256 rows (one chunk).
+	SerialRows
+)
+
+// String returns "iid" or "serial".
+func (m RowModel) String() string {
+	switch m {
+	case IIDRows:
+		return "iid"
+	case SerialRows:
+		return "serial"
+	}
+	return fmt.Sprintf("RowModel(%d)", uint8(m))
+}
+
+// ParseRowModel parses "iid" or "serial".
+func ParseRowModel(s string) (RowModel, error) {
+	switch s {
+	case "iid":
+		return IIDRows, nil
+	case "serial":
+		return SerialRows, nil
+	}
+	return IIDRows, invalidf("rows %q: want iid or serial", s)
 }
 
 // MaxGroups bounds Config.Groups.
@@ -239,8 +303,14 @@ func (c Config) Validate() error {
 		return invalidf("permutations must be 0 (analytic) to %d, got %d", MaxPermutations, c.Permutations)
 	case c.Groups < 0 || c.Groups > MaxGroups:
 		return invalidf("groups must be 0 (default %d) to %d, got %d", DefaultGroups, MaxGroups, c.Groups)
-	case c.Jackknife > GroupJackknife:
+	case c.Jackknife > ThirdOrderJackknife:
 		return invalidf("unknown jackknife %d", c.Jackknife)
+	case c.RowModel > SerialRows:
+		return invalidf("unknown row model %d", c.RowModel)
+	case c.RowModel == SerialRows && c.Permutations > 0:
+		return invalidf("serial rows need the analytic estimator (0 permutations): permuted pairs of a series would pair neighbours")
+	case c.RowModel == SerialRows && c.groups() < 2:
+		return invalidf("serial rows need at least 2 groups: their test and standard error come from the spread between groups")
 	case c.Precision != covariance.Float64 && c.Precision != covariance.Float32:
 		return invalidf("unknown precision %d", uint8(c.Precision))
 	case c.SkipAnalytic && c.Permutations == 0:

@@ -13,9 +13,9 @@
 //   - Analytic (Permutations = 0, the default): S(C⊥) − S(C_XY), C⊥ the
 //     product of marginals over all N² pairs of rows, computed from the X
 //     and Y part accumulators (covariance.ProductOfMarginals), with its
-//     O(1/N) and O((log N)/N) bias removed by a generalized jackknife over
-//     K groups of rows (Groups, default 4; Jackknife = GroupJackknife for
-//     the plain delete-a-group jackknife). Per row: three rank-k updates (X
+//     O(1/N), O((log N)/N) and O(1/N²) bias removed by a third-order
+//     jackknife over K groups of rows (Groups, default 4; Jackknife chooses
+//     lower orders). Per row: three rank-k updates (X
 //     part, Y part, joint), split over the groups, and O(D) first moments.
 //   - Permutations (P ≥ 1): the paper's, mean_k S(C_πk) − S(C_XY) over P
 //     permuted-joint accumulators: P + 3 rank-k updates per row.
@@ -23,8 +23,24 @@
 // With N rows and D frequencies, the estimates converge, as N grows, to
 // population quantities whose ceiling is log(2D), not log N: they are not the
 // exact DiME of a batch of N rows (package exact), and should be compared
-// with like. Both DiME estimators are unbiased at independence (the analytic
-// one to O(1/N²)); once N ≫ D they agree.
+// with like. Both DiME estimators are unbiased at independence (the
+// permutation one exactly, the analytic one to the order its jackknife
+// removes); once N ≫ D they agree.
+//
+// What the default DiME estimates. Exact DiME on n rows and the default
+// streaming DiME on N rows are finite versions of one population quantity,
+// the DiME of the kernel's covariance operators, from two sides. Exact DiME
+// is the DiME of the n×n Gram matrices: it resolves more of the kernel's
+// spectrum as n grows and, on dependent data, rises with n towards the
+// population value (bounded by log n, it is biased low at small n). The
+// streaming DiME is that of the covariance of 2D random features: a rank-2D
+// approximation of the same operators, whose DiME lies below the kernel's
+// by an amount that shrinks as D grows (roughly as D^(−1/2)); its own
+// finite-N bias (the plug-in's, of order D/N) is what the jackknife removes,
+// so at a fixed D it hardly moves with N. At a fixed D the default DiME is
+// therefore below exact DiME on dependent data, by a gap that grows with n
+// and shrinks with D; dime compare shows it on the user's own rows, and
+// CALIBRATION.md gives the measured gaps by D and n.
 //
 // # The default estimator, derived
 //
@@ -127,8 +143,42 @@
 // +0.0026 and +0.00066), a third of the group jackknife's, presumably the
 // 1/N² terms that the three levels cannot separate.
 //
+// Why a 1/N² term too: the third-order jackknife (the default). At the
+// dime command's D = 256 (2D = 512 features) and 5000 rows, the feature
+// dimension is a tenth of the rows, and the plug-in's bias is a function
+// of 2D/N whose expansion in 1/N converges slowly: on tuning nulls (seeds
+// 6100000 on, 40 per family, 2 columns per view unless said, 5000 rows)
+// N·(mean plug-in) rose from 122.7 to 133.2 between 1250 and 5000 rows on
+// log-normal columns with falling increments, as b + c/N with c ≈ −17 500
+// does, not as a·log N + b. The generalized jackknife, exact for a·(log
+// N)/N + b/N, leaves 1.92·c/N² of such a term, and overshot: −0.0019 ±
+// 0.0007 (log-normal), −0.0007 ± 0.0003 (5% outliers at ±50), −0.0012 ±
+// 0.0005 (Student-t(3)), −0.0012 ± 0.0002 (discrete Y), against a plug-in
+// bias of +0.025 to +0.030; the group jackknife stayed above 0 (+0.0006 to
+// +0.0013). The classical second-order jackknife (the same three levels,
+// exact for b/N + c/N²; Jackknife = SecondOrderJackknife) was within 2
+// standard errors on those four but left the log term of a low-rank view
+// (Gaussian d = 1: +0.00029 ± 0.00012). ThirdOrderJackknife adds a fourth
+// level, the plug-in without each triple of groups (every row of one group
+// at K = 4), and is exact for a·(log N)/N + b/N + c/N² (K = 4 equal groups:
+// w = 22.82, −34.01, 13.11, −0.93); the four levels are so correlated that
+// its spread across datasets was within 3% of the group jackknife's. On the
+// same tuning nulls: −0.00029 ± 0.00070 (log-normal), +0.00025 ± 0.00035
+// (outliers), +0.00017 ± 0.00048 (Student-t), −0.00041 ± 0.00017
+// (discrete; generalized −0.00118), +0.00006 ± 0.00013 (Gaussian d = 1),
+// −0.00008 ± 0.00021 (Gaussian d = 2). It costs C(K,3) more plug-ins (4 at
+// K = 4: 8 eigenproblems, 32 in all for DiME), for at most 6 groups. On
+// held-out nulls (100 per family, 5000 rows, D = 256; CALIBRATION.md,
+// TestBiasStudy) it left −0.00073 ± 0.00037 (log-normal), −0.00031 ±
+// 0.00022 (outliers), −0.00041 ± 0.00033 (Student-t), −0.00052 ± 0.00012
+// (discrete) and −0.00016 ± 0.00006 (Gaussian d = 1), where the
+// generalized jackknife left −0.0023, −0.0013, −0.0017, −0.0013 and
+// −0.00017: 2–3% of the plug-in's bias remains, not yet 0 in every family.
+//
 // What is reported. Result.DiME is the jackknifed estimate and DiMEStdErr
-// its standard error; Result.DiMEAnalytic stays the plug-in S(C⊥) −
+// its standard error, with DiMEDegreesOfFreedom (K − 1) and the 95%
+// interval DiMELow, DiMEHigh from Student's t with them (± 3.18 standard
+// errors at K = 4: "± 2" covers about 86% with 3 degrees of freedom); Result.DiMEAnalytic stays the plug-in S(C⊥) −
 // S(C_XY): a deterministic function of the summed accumulators, exactly
 // mergeable, and comparable with earlier versions (it is the JSON field
 // dime_analytic). Groups = 1 turns the jackknife off: DiME is then the
@@ -157,6 +207,47 @@
 // 95% interval of the standard error (7 with the group jackknife;
 // binomial 99% band 3 to 19); DiME rises
 // strictly with the true MI on the paper's toy (d = 10, 50 000 rows).
+//
+// # Serial rows
+//
+// Everything above assumes independent rows. Rows of a time series
+// (Config.RowModel = SerialRows; dime monitor's default) may depend on their
+// neighbours, and then the variance of every statistic is a long-run one,
+// larger than the iid formulas say: on two independent AR(1) series with
+// φ = 0.9 the iid RFF-HSIC test rejects at 0.05 on 100 of 100 datasets
+// (TestSerialRowsCalibrated), because the statistic's null mean is about 4.5
+// times the iid one. The statistic itself ignores row order; what changes
+// is its reference distribution and the standard error. With SerialRows:
+//
+//   - rows keep their order within each scope (no shuffle), so chunk c of
+//     256 consecutive rows goes to group c mod K: each group is a union of
+//     blocks of consecutive rows, and the groups are close to independent
+//     when the series' dependence dies out well within a block;
+//   - the p-value compares the statistic with the spread of the groups' own
+//     cross-covariances: the F test of serialTest, whose denominator
+//     estimates the long-run trace from the groups (K − 1 degrees of freedom
+//     per effective dimension) and whose degrees of freedom are the iid
+//     null's effective number, or fewer when the groups' spread is more
+//     concentrated;
+//   - DiMEStdErr is the jackknife's over those groups, so it sees the
+//     long-run variance too.
+//
+// It needs the analytic estimator (permuted pairs of a series would pair
+// neighbours) and at least 2 groups. Measured on held-out independent
+// series (TestSerialRowsCalibrated, 100 datasets each, 5000 rows, D = 32):
+// share of p ≤ 0.05 of 3 (iid rows), 6 (AR(1) φ = 0.5), 5 (φ = 0.9), 8 (a
+// moving average of 6 innovations), binomial 99% band 0 to 11, where the
+// iid test gives 5, 12, 100 and 89; at 2000 rows, with groups of two
+// blocks of 250 rows, φ = 0.9 gave 17 of 120 (band 1 to 13): the blocks
+// must be long against the series' memory. Power on iid rows is that of
+// the iid test (TestSerialRowsPower: 30 of 30 against 30 of 30).
+//
+// Whatever the row model, Result.Lag1X and Lag1Y report the largest lag-1
+// autocorrelation of a column of each view, in arrival order, and
+// Result.LooksSerial says when iid rows look serially dependent: their
+// product above SerialThreshold (0.1, a variance inflation of 1.22 for two
+// AR(1) series). It sees linear dependence between neighbours in the
+// columns themselves, not every kind of serial dependence.
 //
 // # Normalized score
 //

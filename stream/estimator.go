@@ -35,6 +35,7 @@ type Estimator struct {
 	shuffle        *rand.Rand                // draws from shuffleSrc
 	rows           int64                     // rows added, including rows still pending
 	skipped        int64                     // rows dropped upstream, reported in Result
+	lagX, lagY     lagStats                  // lag-1 autocorrelations of the rows added (serial.go)
 
 	// Rows held back to resolve data-dependent bandwidths.
 	// Every row of the blocks added until the pilot is full, and the
@@ -331,6 +332,8 @@ func (e *Estimator) Add(x, y []float64, rows int) error {
 		return err
 	}
 	e.rows += int64(rows)
+	e.lagX.add(x, rows, e.dimX)
+	e.lagY.add(y, rows, e.dimY)
 	if !e.Started() {
 		e.pilotX = append(e.pilotX, x...)
 		e.pilotY = append(e.pilotY, y...)
@@ -462,8 +465,12 @@ func (e *Estimator) processScope(x, y []float64, n int) error {
 	for i := range order {
 		order[i] = i
 	}
-	e.shuffleSrc.Seed(e.cfg.Seed, scopeStream(x, y, n, e.dimX, e.dimY, !e.scaling.Empty()))
-	e.shuffle.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+	if e.cfg.RowModel != SerialRows {
+		// Serial rows keep their order, so that each chunk is a block of
+		// consecutive rows and the groups' spread sees their dependence.
+		e.shuffleSrc.Seed(e.cfg.Seed, scopeStream(x, y, n, e.dimX, e.dimY, !e.scaling.Empty()))
+		e.shuffle.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+	}
 
 	decay := e.cfg.HalfLife > 0
 	if decay {
@@ -546,5 +553,6 @@ func (e *Estimator) Reset() {
 	e.pilotX, e.pilotY, e.pilot, e.pilotBlocks = e.pilotX[:0], e.pilotY[:0], 0, e.pilotBlocks[:0]
 	e.haveLastY = false
 	e.rows, e.skipped = 0, 0
+	e.lagX, e.lagY = lagStats{}, lagStats{}
 	e.shards = newShardSet() // the next rows are another shard's
 }

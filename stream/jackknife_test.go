@@ -54,3 +54,51 @@ func TestGeneralizedJackknifeExact(t *testing.T) {
 		t.Errorf("2 groups: want no generalized jackknife")
 	}
 }
+
+// generalizedJackknife is extrapolate with the default basis.
+func generalizedJackknife(all float64, loo, n, l2o, n2 []float64) (float64, bool) {
+	return extrapolate(all, n, []jackLevel{{loo, n}, {l2o, n2}}, []func(float64) float64{invX, logInvX})
+}
+
+// TestHigherOrderJackknifesExact: the second-order jackknife removes
+// b/n + c/n² exactly, the third-order one a·(log n)/n + b/n + c/n², with
+// equal and unequal groups.
+func TestHigherOrderJackknifesExact(t *testing.T) {
+	const theta, a, b, c = 0.25, 7.5, -30.0, -17500.0
+	for _, groups := range [][]float64{{1250, 1250, 1250, 1250}, {1250, 1100, 1400, 1000}, {900, 800, 700, 600, 500}} {
+		var N float64
+		for _, g := range groups {
+			N += g
+		}
+		for _, withLog := range []bool{false, true} {
+			stat := func(n float64) float64 {
+				v := theta + b/n + c/(n*n)
+				if withLog {
+					v += a * math.Log(n) / n
+				}
+				return v
+			}
+			var levels [3]jackLevel
+			K := len(groups)
+			for i := range K {
+				levels[0].vals, levels[0].removed = append(levels[0].vals, stat(N-groups[i])), append(levels[0].removed, groups[i])
+				for j := i + 1; j < K; j++ {
+					r := groups[i] + groups[j]
+					levels[1].vals, levels[1].removed = append(levels[1].vals, stat(N-r)), append(levels[1].removed, r)
+					for k := j + 1; k < K; k++ {
+						r := groups[i] + groups[j] + groups[k]
+						levels[2].vals, levels[2].removed = append(levels[2].vals, stat(N-r)), append(levels[2].removed, r)
+					}
+				}
+			}
+			third, ok3 := extrapolate(stat(N), groups, levels[:], []func(float64) float64{invX, logInvX, invX2})
+			if !ok3 || math.Abs(third-theta) > 1e-9 {
+				t.Errorf("groups %v, log term %v: third-order %v (ok %v), want %v", groups, withLog, third, ok3, theta)
+			}
+			second, ok2 := extrapolate(stat(N), groups, levels[:2], []func(float64) float64{invX, invX2})
+			if !withLog && (!ok2 || math.Abs(second-theta) > 1e-9) {
+				t.Errorf("groups %v: second-order %v (ok %v), want %v", groups, second, ok2, theta)
+			}
+		}
+	}
+}

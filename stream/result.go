@@ -69,6 +69,24 @@ type Result struct {
 	// cannot be computed. TestStatistic is its statistic and TestNullMean
 	// the statistic's expectation under independence.
 	PValue, TestStatistic, TestNullMean float64
+	// RowModel is the row model configured (Config.RowModel). With
+	// SerialRows, PValue is the test for serial rows (the package
+	// documentation derives it) and PValueIID the iid RFF-HSIC test's
+	// p-value of the same statistic; with IIDRows they are equal.
+	RowModel  RowModel
+	PValueIID float64
+	// Lag1X and Lag1Y are the largest absolute lag-1 autocorrelation of a
+	// column of X and of Y over the rows in the order they were added
+	// (NaN after a merge or a restored state, or with fewer than 3 rows):
+	// see LooksSerial.
+	Lag1X, Lag1Y float64
+	// DiMEDegreesOfFreedom are those of DiMEStdErr (K − 1 for the
+	// jackknife over K non-empty groups, P − 1 for P permutations; NaN
+	// without a standard error), and DiMELow, DiMEHigh the 95% interval
+	// DiME ∓ t·DiMEStdErr, t the 97.5% point of Student's t with those
+	// degrees of freedom (3.18 for K = 4: "± 2 standard errors" covers less
+	// than 95% with so few degrees of freedom).
+	DiMEDegreesOfFreedom, DiMELow, DiMEHigh float64
 	// PValuePermutations is the older p-value of the permutation estimator
 	// (function PValue; NaN without at least 2 permutations).
 	PValuePermutations float64
@@ -141,7 +159,9 @@ func (e *Estimator) Result() (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return assemble(e.cfg, e.sigmaX, e.sigmaY, e.rows, e.skipped, est), nil
+	r := assemble(e.cfg, e.sigmaX, e.sigmaY, e.rows, e.skipped, est)
+	r.Lag1X, r.Lag1Y = e.lagX.largest(), e.lagY.largest()
+	return r, nil
 }
 
 // estimates are the quantities a Result is assembled from; NaN when not
@@ -152,6 +172,10 @@ type estimates struct {
 	jack, jackSE       float64 // analytic DiME, jackknifed
 	selfX, selfY       float64 // self terms, jackknifed
 	test               covariance.IndependenceTest
+	pSerial            float64    // the serial rows' p-value (serialTest)
+	jackSE0            float64    // the group jackknife's standard error
+	variants           [4]float64 // group, generalized, second-order and third-order jackknifes (where computed), for studies
+	live               int        // non-empty groups
 	groups             int
 	weight             float64 // total weight of the rows
 }
@@ -252,7 +276,7 @@ func (e *Estimator) dimeFills(skip uint64, kind pairKind) []fill {
 func (e *Estimator) estimate() (estimates, error) {
 	nan := math.NaN()
 	cfg := e.cfg
-	est := estimates{sperp: nan, jack: nan, jackSE: nan, selfX: nan, selfY: nan, groups: len(e.groups),
+	est := estimates{sperp: nan, jack: nan, jackSE: nan, selfX: nan, selfY: nan, groups: len(e.groups), pSerial: nan, variants: [4]float64{nan, nan, nan, nan},
 		test: covariance.IndependenceTest{Statistic: nan, NullMean: nan, PValue: nan}}
 	xs, _ := e.parts(0, partX)
 	ys, _ := e.parts(0, partY)
@@ -313,9 +337,11 @@ func (e *Estimator) estimate() (estimates, error) {
 		}
 	}
 	mainJack := len(e.perm) == 0 && live >= 2
+	est.live = live
 	type looTerm struct {
 		kind          pairKind
 		group, group2 int // group2 ≥ 0: the leave-two-out of the generalized jackknife
+		group3        int // group3 ≥ 0: the leave-three-out of the third-order jackknife
 	}
 	var loo []looTerm
 	for k := range e.groups {
@@ -340,12 +366,12 @@ func (e *Estimator) estimate() (estimates, error) {
 				return est, fmt.Errorf("stream: group %d holds every row of a term: no jackknife", k)
 			}
 			fills = append(fills, f...)
-			loo = append(loo, looTerm{kind, k, -1})
+			loo = append(loo, looTerm{kind, k, -1, -1})
 		}
 	}
 	// The generalized jackknife: the main pair without each pair of
 	// non-empty groups (leavePairs).
-	if mainJack && cfg.Jackknife == GeneralizedJackknife && live >= 3 {
+	if mainJack && cfg.Jackknife != GroupJackknife && live >= 3 {
 		var nonEmpty []int
 		for k := range e.groups {
 			if e.groups[k].xy.Weight() > 0 {
@@ -359,7 +385,24 @@ func (e *Estimator) estimate() (estimates, error) {
 				return est, fmt.Errorf("stream: groups %d and %d hold every row: no jackknife", k, k2)
 			}
 			fills = append(fills, f...)
-			loo = append(loo, looTerm{mainPair, k, k2})
+			loo = append(loo, looTerm{mainPair, k, k2, -1})
+		}
+		// The third-order jackknife: without each triple of non-empty
+		// groups too (at most maxTripleGroups groups).
+		if cfg.Jackknife == ThirdOrderJackknife && live >= 4 && live <= maxTripleGroups {
+			for a := range nonEmpty {
+				for b := a + 1; b < len(nonEmpty); b++ {
+					for c := b + 1; c < len(nonEmpty); c++ {
+						k, k2, k3 := nonEmpty[a], nonEmpty[b], nonEmpty[c]
+						f := e.dimeFills(1<<k|1<<k2|1<<k3, mainPair)
+						if f == nil {
+							return est, fmt.Errorf("stream: groups %d, %d and %d hold every row: no jackknife", k, k2, k3)
+						}
+						fills = append(fills, f...)
+						loo = append(loo, looTerm{mainPair, k, k2, k3})
+					}
+				}
+			}
 		}
 	}
 
@@ -381,6 +424,9 @@ func (e *Estimator) estimate() (estimates, error) {
 	if err != nil {
 		return est, err
 	}
+	if cfg.RowModel == SerialRows {
+		est.pSerial, _, _ = serialTest(e.groups, cfg.Features, est.test)
+	}
 	est.sx, est.sy, est.sxy = s[0], s[1], s[2]
 	s = s[3:]
 	if !cfg.SkipAnalytic {
@@ -393,13 +439,16 @@ func (e *Estimator) estimate() (estimates, error) {
 			selfFull[i], s = s[1]-s[0], s[2:]
 		}
 	}
-	var mainLoo, mainN, mainL2o, mainN2 []float64
+	var mainLoo, mainN, mainL2o, mainN2, mainL3o, mainN3 []float64
 	var selfLoo, selfN [2][]float64
 	for _, t := range loo {
 		d := s[1] - s[0]
 		s = s[2:]
 		g := &e.groups[t.group]
 		switch {
+		case t.group3 >= 0:
+			mainL3o = append(mainL3o, d)
+			mainN3 = append(mainN3, g.xy.Weight()+e.groups[t.group2].xy.Weight()+e.groups[t.group3].xy.Weight())
 		case t.group2 >= 0:
 			mainL2o, mainN2 = append(mainL2o, d), append(mainN2, g.xy.Weight()+e.groups[t.group2].xy.Weight())
 		case t.kind == mainPair:
@@ -412,8 +461,23 @@ func (e *Estimator) estimate() (estimates, error) {
 	}
 	if mainJack {
 		est.jack, est.jackSE = jackknife(est.sperp-est.sxy, mainLoo, mainN)
+		est.variants[0], est.jackSE0 = est.jack, est.jackSE
 		if len(mainL2o) > 0 {
-			if g, ok := generalizedJackknife(est.sperp-est.sxy, mainLoo, mainN, mainL2o, mainN2); ok {
+			all := est.sperp - est.sxy
+			levels := []jackLevel{{mainLoo, mainN}, {mainL2o, mainN2}}
+			if len(mainL3o) > 0 {
+				levels = append(levels, jackLevel{mainL3o, mainN3})
+			}
+			for j, basis := range [][]func(x float64) float64{{invX, logInvX}, {invX, invX2}, {invX, logInvX, invX2}} {
+				if j < 2 || len(levels) == 3 {
+					est.variants[j+1], _ = extrapolate(all, mainN, levels[:len(basis)], basis)
+				}
+			}
+			basis := [][]func(x float64) float64{GeneralizedJackknife: {invX, logInvX}, SecondOrderJackknife: {invX, invX2}, ThirdOrderJackknife: {invX, logInvX, invX2}}[cfg.Jackknife]
+			if len(levels) < len(basis) {
+				basis = []func(x float64) float64{invX, logInvX}
+			}
+			if g, ok := extrapolate(all, mainN, levels[:len(basis)], basis); ok {
 				// The group jackknife's spread does not see the noise of
 				// the correction g − jack: its size is added in quadrature
 				// (the package documentation measures the coverage).
@@ -488,59 +552,76 @@ func leavePairs(K int) [][2]int {
 	return out
 }
 
-// generalizedJackknife returns the estimate of a statistic whose bias on n
-// rows is a·(log n)/n + b/n, whatever a and b, from its value on every row
-// (all), its values without each group (loo, the groups' weights n) and
-// its values without pairs of groups (l2o, the pairs' weights n2):
+// maxTripleGroups is the largest number of groups for which the
+// third-order jackknife leaves out every triple (20 at 6 groups); beyond,
+// it is the generalized jackknife.
+const maxTripleGroups = 6
+
+// jackLevel is one level of a generalized jackknife: the statistic without
+// each of some sets of groups, and the weight of the rows each set holds.
+type jackLevel struct{ vals, removed []float64 }
+
+// Bases of the bias of a plug-in on a fraction x of the rows.
+func invX(x float64) float64    { return 1 / x }
+func logInvX(x float64) float64 { return math.Log(x) / x }
+func invX2(x float64) float64   { return 1 / (x * x) }
+
+// extrapolate returns the generalized jackknife (Gray and Schucany 1972) of
+// a statistic whose bias on n rows is a combination of the basis functions
+// of x = n/N, whatever its coefficients, from its value on every row (all),
+// the groups' weights n, and one level per basis function (the statistic
+// without each group, each pair of groups, …):
 //
-//	est = w₀·all + w₁·mean(loo) + w₂·mean(l2o),
+//	est = w₀·all + Σ_l w_l·mean(level l),
 //
-// with w₀ + w₁ + w₂ = 1 and, for f(n) = 1/n and f(n) = (log n)/n,
-// w₀·f(N) + w₁·mean_k f(N − n_k) + w₂·mean_pairs f(N − n₂) = 0, so that
-// the two bias terms cancel in expectation. With K equal groups and every
-// row N, the subsamples have N, N(K−1)/K and N(K−2)/K rows (K = 4: w =
-// 13.77, −17.65, 4.88). ok is false when the system is singular (then use
-// the group jackknife).
-func generalizedJackknife(all float64, loo, n, l2o, n2 []float64) (est float64, ok bool) {
-	if len(loo) < 3 || len(l2o) == 0 || math.IsNaN(all) {
+// with Σ w = 1 and, for each basis function f, w₀·f(1) + Σ_l w_l·mean_sets
+// f(x_set) = 0, so that every term cancels in expectation. For a bias
+// a·(log n)/n + b/n: (log n)/n = (log N + log x)/(N x) is a combination of
+// 1/x and (log x)/x, so those two span it (the default, generalized
+// jackknife: K = 4 equal groups give w = 13.77, −17.65, 4.88). ok is false
+// when the system is singular (then use the group jackknife).
+func extrapolate(all float64, n []float64, levels []jackLevel, basis []func(x float64) float64) (est float64, ok bool) {
+	L := len(levels)
+	if L != len(basis) || len(n) < L+1 || math.IsNaN(all) {
 		return all, false
 	}
 	var N float64
 	for _, v := range n {
 		N += v
 	}
-	// In units of N: (log n)/n is (log N + log x)/(N x), x = n/N, a
-	// combination of 1/x and (log x)/x, so those two span the same terms.
-	// level returns the means of 1/x, (log x)/x and the values over the
-	// subsamples of one level, x = n/N with n their rows.
-	level := func(vals, removed []float64) (inv, logInv, mean float64, ok bool) {
-		m := float64(len(vals))
-		for k, v := range vals {
-			x := (N - removed[k]) / N
-			if !(x > 0) {
-				return 0, 0, 0, false
-			}
-			inv += 1 / x / m
-			logInv += math.Log(x) / x / m
-			mean += v / m
+	A := mat.NewDense(L+1, L+1, nil)
+	A.Set(0, 0, 1)
+	for b, f := range basis {
+		A.Set(b+1, 0, f(1))
+	}
+	means := make([]float64, L)
+	for l, lv := range levels {
+		if len(lv.vals) == 0 {
+			return all, false
 		}
-		return inv, logInv, mean, true
+		m := float64(len(lv.vals))
+		A.Set(0, l+1, 1)
+		for k, v := range lv.vals {
+			x := (N - lv.removed[k]) / N
+			if !(x > 0) {
+				return all, false
+			}
+			for b, f := range basis {
+				A.Set(b+1, l+1, A.At(b+1, l+1)+f(x)/m)
+			}
+			means[l] += v / m
+		}
 	}
-	i1, l1, v1, ok1 := level(loo, n)
-	i2, l2, v2, ok2 := level(l2o, n2)
-	if !ok1 || !ok2 {
-		return all, false
-	}
-	// Rows: Σw, 1/x, (log x)/x; columns: levels 0 (x = 1), 1, 2.
-	A := mat.NewDense(3, 3, []float64{
-		1, 1, 1,
-		1, i1, i2,
-		0, l1, l2})
+	rhs := make([]float64, L+1)
+	rhs[0] = 1
 	var w mat.VecDense
-	if err := w.SolveVec(A, mat.NewVecDense(3, []float64{1, 0, 0})); err != nil {
+	if err := w.SolveVec(A, mat.NewVecDense(L+1, rhs)); err != nil {
 		return all, false
 	}
-	est = w.AtVec(0)*all + w.AtVec(1)*v1 + w.AtVec(2)*v2
+	est = w.AtVec(0) * all
+	for l := range means {
+		est += w.AtVec(l+1) * means[l]
+	}
 	if math.IsNaN(est) || math.IsInf(est, 0) {
 		return all, false
 	}
@@ -564,6 +645,11 @@ func assemble(cfg Config, sigmaX, sigmaY float64, rows, skipped int64, est estim
 		PValue: est.test.PValue, TestStatistic: est.test.Statistic, TestNullMean: est.test.NullMean,
 		PValuePermutations: nan,
 		EffectiveRows:      est.weight, HalfLife: cfg.HalfLife,
+		RowModel: cfg.RowModel, PValueIID: est.test.PValue, Lag1X: nan, Lag1Y: nan,
+		DiMEDegreesOfFreedom: nan, DiMELow: nan, DiMEHigh: nan,
+	}
+	if cfg.RowModel == SerialRows {
+		r.PValue = est.pSerial
 	}
 	if len(est.perm) == 0 {
 		r.DiME, r.DiMEStdErr = est.jack, est.jackSE
@@ -582,6 +668,16 @@ func assemble(cfg Config, sigmaX, sigmaY float64, rows, skipped int64, est estim
 			r.DiMEStdErr = math.Sqrt(ss/float64(P-1)) / math.Sqrt(float64(P))
 		}
 		r.PValuePermutations = PValue(est.sxy, est.perm)
+	}
+	switch {
+	case len(est.perm) > 1:
+		r.DiMEDegreesOfFreedom = float64(len(est.perm) - 1)
+	case len(est.perm) == 0 && est.live >= 2:
+		r.DiMEDegreesOfFreedom = float64(est.live - 1)
+	}
+	if df := r.DiMEDegreesOfFreedom; df > 0 && r.DiMEStdErr >= 0 {
+		t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(0.975)
+		r.DiMELow, r.DiMEHigh = r.DiME-t*r.DiMEStdErr, r.DiME+t*r.DiMEStdErr
 	}
 	r.DiMENormalized = nan
 	if est.selfX > 0 && est.selfY > 0 {

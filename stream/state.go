@@ -35,7 +35,9 @@ var ErrIncompatible = errors.New("stream: incompatible states")
 //	1           version (3, or 4 when the columns are standardized)
 //	1           flags: bit 0 = the shard ids are truncated (MaxShards); bit 1 =
 //	            settings only (A = M = 0, no rows: a stream.Sum's template, read
-//	            only inside a Sum's encoding); other bits 0
+//	            only inside a Sum's encoding); bit 2 = serial rows
+//	            (Config.RowModel; 0 in states written before it existed,
+//	            which were iid); other bits 0
 //	1 × 8       kernel, variant, skip analytic (0/1), bandwidth rule of X, of Y,
 //	            skip normalized (0/1), jackknife (0 generalized, 1 group;
 //	            0 in states written before it existed), precision of the
@@ -81,6 +83,8 @@ const (
 	// accumulators and means are left out (all zero): the template of a
 	// Sum, whose sums its encoding holds.
 	stateFlagSettings = 2
+	// stateFlagSerial marks an estimator of serial rows (Config.RowModel).
+	stateFlagSerial = 4
 	// stateHeaderSize is the size of the fixed fields, up to the shard ids.
 	stateHeaderSize = 8 + 8 + 4*5 + 8*6 + 8*6
 )
@@ -123,6 +127,9 @@ func (e *Estimator) appendState(b []byte, settingsOnly bool) ([]byte, error) {
 			return nil, invalidf("settings only: the estimator holds rows")
 		}
 		flags |= stateFlagSettings
+	}
+	if c.RowModel == SerialRows {
+		flags |= stateFlagSerial
 	}
 	version := byte(stateVersionRaw)
 	if !e.scaling.Empty() {
@@ -478,8 +485,11 @@ type stateHeader struct {
 
 // header reads and checks the fixed header (the settings, bandwidths and
 // row counts after the magic, version and flags).
-func (d *stateDecoder) header(settingsOnly bool) (h stateHeader, ok bool) {
+func (d *stateDecoder) header(settingsOnly, serial bool) (h stateHeader, ok bool) {
 	var c Config
+	if serial {
+		c.RowModel = SerialRows
+	}
 	c.Kernel, c.Variant = exact.Kernel(d.u8()), rff.Variant(d.u8())
 	skip := d.u8()
 	c.SkipAnalytic = skip == 1
@@ -562,7 +572,7 @@ func decodeStream(rd io.Reader, settingsOK bool) (*Estimator, error) {
 // decode reads the fields after the magic and version. It returns nil when
 // the decoder has failed.
 func (d *stateDecoder) decode(flags byte, settingsOK, scaled bool) *Estimator {
-	known := byte(stateFlagTruncated)
+	known := byte(stateFlagTruncated | stateFlagSerial)
 	if settingsOK {
 		known |= stateFlagSettings
 	}
@@ -571,7 +581,7 @@ func (d *stateDecoder) decode(flags byte, settingsOK, scaled bool) *Estimator {
 		return nil
 	}
 	settingsOnly := flags&stateFlagSettings != 0
-	h, ok := d.header(settingsOnly)
+	h, ok := d.header(settingsOnly, flags&stateFlagSerial != 0)
 	if !ok {
 		return nil
 	}
@@ -800,6 +810,8 @@ func (e *Estimator) Merge(other *Estimator) error {
 		return fmt.Errorf("%w: %d vs %d groups", ErrIncompatible, a.groups(), b.groups())
 	case a.SkipNormalized != b.SkipNormalized:
 		return fmt.Errorf("%w: with and without the normalized score's self terms", ErrIncompatible)
+	case a.RowModel != b.RowModel:
+		return fmt.Errorf("%w: rows %v vs %v", ErrIncompatible, a.RowModel, b.RowModel)
 	case a.Alpha != b.Alpha:
 		return fmt.Errorf("%w: alpha %v vs %v", ErrIncompatible, a.Alpha, b.Alpha)
 	case !e.scaling.Equal(other.scaling):
@@ -837,6 +849,9 @@ func (e *Estimator) Merge(other *Estimator) error {
 	}
 	e.chunks += other.chunks
 	e.rows += other.rows
+	// The lag-1 autocorrelations are of one run's rows in their order: a
+	// union of shards has no order.
+	e.lagX, e.lagY = lagStats{}, lagStats{}
 	e.skipped += other.skipped
 	e.shards = e.shards.union(other.shards)
 	return nil

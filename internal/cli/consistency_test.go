@@ -50,9 +50,24 @@ func TestCompareFillsAnalytic(t *testing.T) {
 		if r["dime_analytic"] == nil || !near(num(t, r, "dime_analytic"), want.DiMEAnalytic) || !near(num(t, r, "dime"), want.DiME) {
 			t.Errorf("D = %d: dime_analytic %v dime %v, library %v %v", D, r["dime_analytic"], r["dime"], want.DiMEAnalytic, want.DiME)
 		}
+		// The default estimator of dime score, on the same rows.
+		defs, _ := res["rff_default"].([]any)
+		if len(defs) != 2 {
+			t.Fatalf("rff_default rows: %v", res["rff_default"])
+		}
+		dcfg := stream.DefaultConfig()
+		dcfg.BandwidthX, dcfg.BandwidthY, dcfg.Features, dcfg.Seed, dcfg.SkipNormalized = exact.Sigma(er.SigmaX), exact.Sigma(er.SigmaY), D, ecfg.Seed, true
+		wantDef, err := stream.EstimateMatrices(matrix(x, 2), matrix(y, 2), dcfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := defs[i].(map[string]any)
+		if d["dime_estimator"] != "analytic-jackknife" || !near(num(t, d, "dime"), wantDef.DiME) {
+			t.Errorf("D = %d: default %v %v, library %v", D, d["dime_estimator"], d["dime"], wantDef.DiME)
+		}
 	}
 	code, out, _ = runBinary(t, nil, args...)
-	if code != 0 || !regexp.MustCompile(`(?m)^ +DiME analytic\* +- +\d`).MatchString(out) {
+	if code != 0 || !regexp.MustCompile(`(?m)^ +DiME plug-in\* +- +\d`).MatchString(out) || !regexp.MustCompile(`(?m)^ +DiME default\* +- +\d`).MatchString(out) {
 		t.Errorf("table:\n%s", out)
 	}
 	noTrailingSpaces(t, "compare", out)

@@ -26,6 +26,7 @@ type estimatorFlags struct {
 	precision             string
 	seed                  uint64
 	shuffle               int
+	rows                  string
 	asJSON                bool
 	progress              string
 	standardize           bool
@@ -57,6 +58,7 @@ func (f *estimatorFlags) registerRFF(fs *flagSet) {
 	fs.Var((*oneD)(&f.features), "features", "number `D` of random frequencies (2D features; memory grows as D²)")
 	fs.StringVar(&f.variant, "variant", "plain", "frequencies: plain or orthogonal (gaussian kernel only)")
 	fs.IntVar(&f.shuffle, "shuffle-buffer", 0, "rows to mix before they are paired for the permutations and cut into groups (0: each batch; raise it for sorted input)")
+	fs.StringVar(&f.rows, "rows", "iid", "what the rows are: iid (independent draws) or serial (a time series: the p-value and dime_stderr allow for dependence between neighbouring rows; analytic estimator only)")
 	fs.IntVar(&f.groups, "groups", stream.DefaultGroups, "groups K of rows of the jackknife (bias and standard error of DiME; K-1 degrees of freedom)")
 	fs.StringVar(&f.precision, "precision", "float32", "products of the accumulators' rank-k updates: float32 (summed into float64 every 256 rows: updates about twice as fast; DiME moved by at most about 1e-6 nats, 1e-9 at 10 columns per view) or float64")
 	fs.BoolVar(&f.normalized, "normalized", true, "report dime_normalized (its self terms: about 8% more work on long inputs, most of a short monitor window's)")
@@ -199,6 +201,16 @@ func (f *estimatorFlags) streamConfig(xcols, ycols []string) (stream.Config, err
 	if err != nil {
 		return stream.Config{}, usagef("--precision %q: want float32 or float64", f.precision)
 	}
+	rowModel, err := stream.ParseRowModel(f.rows)
+	if err != nil {
+		return stream.Config{}, usagef("--rows %q: want iid or serial", f.rows)
+	}
+	if rowModel == stream.SerialRows && f.permutations > 0 {
+		return stream.Config{}, usagef("--rows serial needs the analytic estimator (--permutations 0)")
+	}
+	if rowModel == stream.SerialRows && f.groups < 2 {
+		return stream.Config{}, usagef("--rows serial needs --groups 2 or more")
+	}
 	if err := checkRFFMemory(f.features, f.permutations, f.groups); err != nil {
 		return stream.Config{}, err
 	}
@@ -206,6 +218,7 @@ func (f *estimatorFlags) streamConfig(xcols, ycols []string) (stream.Config, err
 		Kernel: kern, Alpha: f.alpha, BandwidthX: bx, BandwidthY: by, Standardize: f.standardize,
 		Features: f.features, Variant: variant, Permutations: f.permutations, Groups: f.groups, Seed: f.seed,
 		SkipNormalized: !f.normalized, ShuffleRows: f.shuffle, XColumns: xcols, YColumns: ycols, Precision: prec,
+		RowModel: rowModel, Jackknife: stream.DefaultJackknife,
 	}, nil
 }
 

@@ -54,6 +54,12 @@ func runMonitor(e *env, args []string) error {
 	ef.register(fs)
 	ef.registerRFF(fs)
 	ef.registerJSON(fs, true, "print one JSON line per window (--json=false: a table, one line per window)")
+	// A monitored stream is a time series: its rows are serial by default.
+	ef.rows = "serial"
+	if fl := fs.Lookup("rows"); fl != nil {
+		fl.DefValue = "serial"
+		fl.Usage += " (monitor's default: serial, or iid with --permutations or --groups 1)"
+	}
 	var in inputFlags
 	in.register(fs)
 	in.workers = 1 // as for score: the estimator is the bottleneck
@@ -87,6 +93,9 @@ func runMonitor(e *env, args []string) error {
 	xcols, ycols, err := ef.views()
 	if err != nil {
 		return err
+	}
+	if !fs.given("rows") && (ef.permutations > 0 || ef.groups < 2) {
+		ef.rows = "iid" // serial rows need the analytic estimator over 2 groups or more
 	}
 	scfg, err := ef.streamConfig(xcols, ycols)
 	if err != nil {
@@ -207,9 +216,14 @@ func runMonitor(e *env, args []string) error {
 	sigs := notifySignals()
 	defer sigs.stop()
 	ww := &windowWriter{w: e.stdout, stderr: e.stderr, json: ef.asJSON, timed: *window != 0, baseline: mcfg.Baseline != nil}
+	warned := false
 	var gated int       // windows that met the gate
 	var firstMet string // the first of them, and what it met
 	err = monitorInput(e, sigs, inputs, opts, mcfg, func(w monitor.Window) error {
+		if !warned && w.Result.LooksSerial() {
+			warnSerial(e, w.Result)
+			warned = true
+		}
 		if met != nil {
 			met.Observe(w)
 		}
@@ -362,4 +376,14 @@ func monitorInput(e *env, sigs *signals, inputs []string, opts dimeio.Options, m
 			}
 		}
 	}
+}
+
+// warnSerial prints one line on stderr when the rows of an iid estimate look
+// serially dependent (stream.Result.LooksSerial).
+func warnSerial(e *env, r stream.Result) {
+	if !r.LooksSerial() {
+		return
+	}
+	fmt.Fprintf(e.stderr, "dime: warning: the rows look serially dependent (lag-1 autocorrelation up to %.2f in X and %.2f in Y): "+
+		"the p-value and dime_stderr assume independent rows and are then too small; use --rows serial\n", r.Lag1X, r.Lag1Y)
 }

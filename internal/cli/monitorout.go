@@ -34,6 +34,11 @@ type windowLine struct {
 	// geometric mean of the self terms, 0 if independent, 1 if Y = X.
 	DiMENormalized number `json:"dime_normalized"`
 	PValue         number `json:"p_value"`
+	// RowModel is what the p-value and dime_stderr assume: "serial" (the
+	// default: neighbouring rows may depend on each other) or "iid";
+	// PValueIID is the iid test's p-value of the same statistic.
+	RowModel  string `json:"row_model"`
+	PValueIID number `json:"p_value_iid"`
 	// With --baseline: the comparison with the baseline.
 	BaselineDiME *number  `json:"baseline_dime,omitempty"`
 	Change       *number  `json:"dime_change,omitempty"`
@@ -53,7 +58,8 @@ func newWindowLine(w monitor.Window) windowLine {
 		EffectiveRows: number(r.EffectiveRows), Partial: w.Partial, SigmaX: r.SigmaX, SigmaY: r.SigmaY,
 		EntropyX: number(r.EntropyX), EntropyY: number(r.EntropyY), EntropyJoint: number(r.EntropyJoint),
 		MI: number(r.MutualInformation), DiME: number(r.DiME), DiMEStdErr: number(r.DiMEStdErr),
-		DiMEAnalytic: number(r.DiMEAnalytic), DiMENormalized: number(r.DiMENormalized), PValue: number(r.PValue), Alert: w.Alert, AlertReasons: w.AlertReasons}
+		DiMEAnalytic: number(r.DiMEAnalytic), DiMENormalized: number(r.DiMENormalized), PValue: number(r.PValue), Alert: w.Alert, AlertReasons: w.AlertReasons,
+		RowModel: r.RowModel.String(), PValueIID: number(r.PValueIID)}
 	if !w.StartTime.IsZero() {
 		l.StartTime, l.EndTime = w.StartTime.Format(time.RFC3339Nano), w.EndTime.Format(time.RFC3339Nano)
 	}

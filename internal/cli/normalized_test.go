@@ -101,12 +101,14 @@ var monitorOnlyFields = map[string]bool{"window": true, "start_row": true, "end_
 // TestMonitorFieldsMatchScore checks that a monitor window over the whole
 // input is score's estimate under score's names: every field of the window
 // line that is not about the window is a field of score --json with the
-// same value (same rows, same estimator, one batch of IPC blocks).
+// same value (same rows, same estimator with serial rows, one batch of IPC
+// blocks).
 func TestMonitorFieldsMatchScore(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.arrow")
 	writeDataBatches(t, path, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 5}, 3000, 500)
 	common := []string{path, "--x", "x0,x1", "--y", "y0,y1", "--features", "32"}
-	code, out, errs := runBinary(t, nil, append([]string{"score", "--json"}, common...)...)
+	// monitor's rows are serial by default: score is asked for the same.
+	code, out, errs := runBinary(t, nil, append([]string{"score", "--json", "--rows", "serial"}, common...)...)
 	if code != 0 {
 		t.Fatalf("score: exit %d: %s", code, errs)
 	}

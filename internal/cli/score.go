@@ -254,6 +254,7 @@ func runScore(e *env, args []string) error {
 	if err := out.write(plain.WriteState); err != nil {
 		return err
 	}
+	warnSerial(e, res)
 	o := scoreOutput{report: rffReport(res, time.Since(start))}
 	o.Input = input
 	if stopped {

@@ -58,13 +58,20 @@ type Report struct {
 	DiMENormalized *Number  `json:"dime_normalized,omitempty"`
 	DiMEEstimator  string   `json:"dime_estimator,omitempty"` // rff: "analytic-jackknife" or "permutations"
 	Groups         int      `json:"groups,omitempty"`         // rff: K groups of the jackknife
+	Jackknife      string   `json:"jackknife,omitempty"`      // rff, analytic: "third-order", "generalized", "second-order" or "group"
 	DiMESelfX      *Number  `json:"dime_self_x,omitempty"`    // rff: DiME(X;X'), the normalized score's self terms
 	DiMESelfY      *Number  `json:"dime_self_y,omitempty"`
 	TestStatistic  *Number  `json:"test_statistic,omitempty"` // rff: the RFF-HSIC statistic
 	TestNullMean   *Number  `json:"test_null_mean,omitempty"` // rff: its expectation under independence
 	PValuePerms    *Number  `json:"p_value_permutations,omitempty"`
 	PValue         *Number  `json:"p_value,omitempty"`
-	PValueTest     string   `json:"p_value_test,omitempty"`      // exact: "hsic" or "permutation"
+	PValueTest     string   `json:"p_value_test,omitempty"`           // exact: "hsic" or "permutation"
+	RowModel       string   `json:"row_model,omitempty"`              // rff: "iid" or "serial" (what the p-value and dime_stderr assume)
+	PValueIID      *Number  `json:"p_value_iid,omitempty"`            // rff, serial rows: the iid test's p-value of the same statistic
+	DiMEDF         *Number  `json:"dime_df,omitempty"`                // rff: degrees of freedom of dime_stderr
+	DiMECI95       []Number `json:"dime_ci95,omitempty"`              // rff: dime ∓ t(dime_df, 0.975)·dime_stderr
+	Lag1X          *Number  `json:"lag1_autocorrelation_x,omitempty"` // rff: largest |lag-1 autocorrelation| of a column of X
+	Lag1Y          *Number  `json:"lag1_autocorrelation_y,omitempty"`
 	TestPerms      int      `json:"test_permutations,omitempty"` // exact: null replicates of the permutation test
 	Partial        bool     `json:"partial,omitempty"`           // score cut short by a signal: the rows read so far
 	// Scaling is the columns' standardization (nil when the values were
@@ -173,7 +180,19 @@ func RFF(r stream.Result, elapsed time.Duration) Report {
 			pPerms = &v
 		}
 	}
+	jack := ""
+	if r.Permutations == 0 && r.Groups > 1 {
+		jack = r.Jackknife.String()
+	}
+	df, lagX, lagY := Number(r.DiMEDegreesOfFreedom), Number(r.Lag1X), Number(r.Lag1Y)
+	var pIID *Number
+	if r.RowModel == stream.SerialRows {
+		v := Number(r.PValueIID)
+		pIID = &v
+	}
 	return Report{
+		Jackknife: jack, RowModel: r.RowModel.String(), PValueIID: pIID, DiMEDF: &df, DiMECI95: []Number{Number(r.DiMELow), Number(r.DiMEHigh)},
+		Lag1X: &lagX, Lag1Y: &lagY,
 		DiMENormalized: &norm, DiMEEstimator: how, Groups: r.Groups, DiMESelfX: &selfX, DiMESelfY: &selfY,
 		TestStatistic: &stat, TestNullMean: &nullMean, PValuePerms: pPerms,
 		Estimator: "rff", Rows: r.Rows, SkippedRows: r.SkippedRows, XColumns: r.XColumns, YColumns: r.YColumns,

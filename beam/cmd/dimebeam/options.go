@@ -138,7 +138,7 @@ func (o *options) config() (dimebeam.Config, []string, error) {
 	if err != nil {
 		return cfg, nil, err
 	}
-	c := stream.Config{Alpha: o.alpha, Features: o.features, Permutations: o.permutations, Groups: o.groups, Seed: o.seed,
+	c := stream.Config{Alpha: o.alpha, Features: o.features, Permutations: o.permutations, Groups: o.groups, Seed: o.seed, Jackknife: stream.DefaultJackknife,
 		ShuffleRows: o.shuffle, XColumns: xcols, YColumns: ycols}
 	if c.Precision, err = covariance.ParsePrecision(o.precision); err != nil {
 		return cfg, nil, usagef("--precision %q: want float32 or float64", o.precision)
