@@ -236,7 +236,9 @@ func TestLagStats(t *testing.T) {
 	}
 
 	cfg := DefaultConfig()
-	cfg.Features, cfg.SkipNormalized = 8, true
+	// Raw columns: the second column of x is constant on purpose, which
+	// standardization refuses.
+	cfg.Features, cfg.SkipNormalized, cfg.Standardize = 8, true, false
 	y := series(rng, ar09, n, 1)
 	a, _ := New(2, 1, cfg)
 	b, _ := New(2, 1, cfg)

@@ -85,10 +85,12 @@ func TestScoreFailIf(t *testing.T) {
 	writeData(t, ref, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 61}, 20000)
 	writeData(t, same, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 62}, 5000)
 	writeData(t, indep, synth.Spec{Kind: synth.Independent, Dim: 2, Seed: 63}, 5000)
-	if code, _, errs := runBinary(t, nil, "score", ref, "--x", "x0,x1", "--y", "y0,y1", "--features", "32", "--save-state", state); code != 0 {
+	if code, _, errs := runBinary(t, nil, "score", ref, "--x", "x0,x1", "--y", "y0,y1", "--features", "32", "--standardize=false", "--save-state", state); code != 0 {
 		t.Fatalf("score: exit %d: %s", code, errs)
 	}
-	views := []string{"--x", "x0,x1", "--y", "y0,y1", "--features", "32", "--json"}
+	// Raw columns: the gates, not the estimates, are under test, and the
+	// thresholds were set on the sine kind at unit scale.
+	views := []string{"--x", "x0,x1", "--y", "y0,y1", "--features", "32", "--standardize=false", "--json"}
 	for _, c := range []struct {
 		input string
 		gate  string
@@ -162,7 +164,7 @@ func TestMonitorFailIf(t *testing.T) {
 	dir := t.TempDir()
 	ref, state := filepath.Join(dir, "ref.parquet"), filepath.Join(dir, "ref.state")
 	writeData(t, ref, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 71}, 20000)
-	if code, _, errs := runBinary(t, nil, "score", ref, "--x", "x0,x1", "--y", "y0,y1", "--features", "32", "--save-state", state); code != 0 {
+	if code, _, errs := runBinary(t, nil, "score", ref, "--x", "x0,x1", "--y", "y0,y1", "--features", "32", "--standardize=false", "--save-state", state); code != 0 {
 		t.Fatalf("score: exit %d: %s", code, errs)
 	}
 	stream := func(switched bool) []byte {

@@ -93,7 +93,9 @@ func value(t *testing.T, fams map[string]*dto.MetricFamily, name string) float64
 func windows(t *testing.T, base *stream.Estimator) []monitor.Window {
 	t.Helper()
 	cfg := monitor.Config{Stream: stream.DefaultConfig(), WindowRows: 1000, AlertP: monitor.Threshold(0.01), Baseline: base}
-	cfg.Stream.Features = 32
+	// Raw columns: the metrics, not the estimates, are under test, and the
+	// alerts were set on the sine kind at unit scale.
+	cfg.Stream.Features, cfg.Stream.Standardize = 32, false
 	var ws []monitor.Window
 	m, err := monitor.New(2, 1, cfg, func(w monitor.Window) error { ws = append(ws, w); return nil })
 	if err != nil {
