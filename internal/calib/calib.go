@@ -28,6 +28,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -110,10 +111,15 @@ func Run(c Case, seed uint64, command string, extra ...string) (Outcome, error) 
 	if code := cli.Main(c.GenArgs(seed), nil, &data, &stderr); code != 0 {
 		return Outcome{}, fmt.Errorf("calib: dime %s: exit %d: %s", strings.Join(c.GenArgs(seed), " "), code, stderr.String())
 	}
-	var out bytes.Buffer
-	stderr.Reset()
+	return c.estimate(command, &data, extra...)
+}
+
+// estimate runs dime COMMAND (EstimateArgs) on the data in in, and reads
+// its JSON report into an Outcome.
+func (c Case) estimate(command string, in io.Reader, extra ...string) (Outcome, error) {
+	var out, stderr bytes.Buffer
 	args := c.EstimateArgs(command, extra...)
-	if code := cli.Main(args, &data, &out, &stderr); code != 0 {
+	if code := cli.Main(args, in, &out, &stderr); code != 0 {
 		return Outcome{}, fmt.Errorf("calib: dime %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
 	}
 	var r report

@@ -2,12 +2,9 @@ package calib
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
-	"strings"
 
-	"github.com/dime-project/dime/internal/cli"
 	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/synth"
 )
@@ -81,21 +78,5 @@ func RunZScored(c Case, seed uint64, command string, extra ...string) (Outcome, 
 	if err := w.Close(); err != nil {
 		return Outcome{}, err
 	}
-	var out, stderr bytes.Buffer
-	args := c.EstimateArgs(command, extra...)
-	if code := cli.Main(args, &data, &out, &stderr); code != 0 {
-		return Outcome{}, fmt.Errorf("calib: dime %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
-	}
-	var r report
-	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-		return Outcome{}, fmt.Errorf("calib: dime %s: %v in %q", strings.Join(args, " "), err, out.String())
-	}
-	val := func(p *float64) float64 {
-		if p == nil {
-			return math.NaN()
-		}
-		return *p
-	}
-	return Outcome{DiME: val(r.DiME), Normalized: val(r.Normalized), PValue: val(r.PValue),
-		PValueTest: r.PValueTest, Rows: r.Rows, Elapsed: r.Elapsed}, nil
+	return c.estimate(command, &data, extra...)
 }
