@@ -112,6 +112,15 @@ func runCompare(e *env, args []string) error {
 	// RFF on the same rows with the same bandwidths and the same
 	// permutations: the differences are the feature approximation alone.
 	perms := exact.Permutations(er.Rows, ecfg.Permutations, ecfg.Seed)
+	// sampleReport is the report of an RFF estimate on the sample: its
+	// input and bandwidth rules are exact's.
+	sampleReport := func(r stream.Result, t0 time.Time) report {
+		rep := rffReport(r, time.Since(t0))
+		rep.Input, rep.SampledFrom = out.Exact.Input, s.seen
+		rep.SigmaRuleX, rep.SigmaRuleY = out.Exact.SigmaRuleX, out.Exact.SigmaRuleY
+		rep.ShuffleRows = nil
+		return rep
+	}
 	for _, D := range Ds {
 		t0 := time.Now()
 		cfg := stream.Config{Kernel: ecfg.Kernel, Alpha: ecfg.Alpha, BandwidthX: exact.Sigma(er.SigmaX), BandwidthY: exact.Sigma(er.SigmaY),
@@ -120,11 +129,7 @@ func runCompare(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		rep := rffReport(rr, time.Since(t0))
-		rep.Input, rep.SampledFrom = out.Exact.Input, s.seen
-		rep.SigmaRuleX, rep.SigmaRuleY = out.Exact.SigmaRuleX, out.Exact.SigmaRuleY
-		rep.ShuffleRows = nil
-		out.RFF = append(out.RFF, rep)
+		out.RFF = append(out.RFF, sampleReport(rr, t0))
 
 		// dime score's default estimator on the same rows, bandwidths and
 		// seed: what score reports, against the same exact DiME.
@@ -132,16 +137,15 @@ func runCompare(e *env, args []string) error {
 		dcfg := stream.DefaultConfig()
 		dcfg.Kernel, dcfg.Alpha, dcfg.BandwidthX, dcfg.BandwidthY = ecfg.Kernel, ecfg.Alpha, exact.Sigma(er.SigmaX), exact.Sigma(er.SigmaY)
 		dcfg.Features, dcfg.Variant, dcfg.Seed, dcfg.SkipNormalized = D, variant, ecfg.Seed, true
+		// The sample is already standardized with the pilot's scaling, the
+		// units of exact's σ: standardizing again would rescale it.
+		dcfg.Standardize = false
 		dcfg.XColumns, dcfg.YColumns = s.xcols, s.ycols
 		dr, err := stream.EstimateMatrices(s.x, s.y, dcfg)
 		if err != nil {
 			return err
 		}
-		drep := rffReport(dr, time.Since(t0))
-		drep.Input, drep.SampledFrom = out.Exact.Input, s.seen
-		drep.SigmaRuleX, drep.SigmaRuleY = out.Exact.SigmaRuleX, out.Exact.SigmaRuleY
-		drep.ShuffleRows = nil
-		out.Default = append(out.Default, drep)
+		out.Default = append(out.Default, sampleReport(dr, t0))
 	}
 	if plotOut != nil {
 		canvas, err := plotCompare(*plotPath, out)

@@ -57,6 +57,9 @@ func TestCompareFillsAnalytic(t *testing.T) {
 		}
 		dcfg := stream.DefaultConfig()
 		dcfg.BandwidthX, dcfg.BandwidthY, dcfg.Features, dcfg.Seed, dcfg.SkipNormalized = exact.Sigma(er.SigmaX), exact.Sigma(er.SigmaY), D, ecfg.Seed, true
+		// The rows as the command estimated them: --standardize=false, the
+		// values as they are (compare never standardizes its sample twice).
+		dcfg.Standardize = false
 		wantDef, err := stream.EstimateMatrices(matrix(x, 2), matrix(y, 2), dcfg)
 		if err != nil {
 			t.Fatal(err)
