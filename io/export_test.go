@@ -1,6 +1,10 @@
 package io
 
-import "time"
+import (
+	"time"
+
+	"github.com/dime-project/dime/internal/arrowfix"
+)
 
 // SetBlobWindow sets the length of the ranged reads of object storage and
 // returns the previous one.
@@ -30,23 +34,21 @@ const PageCRCProbe = pageCRCProbe
 // Every test of the package reads Parquet through a poisoned pool: a buffer
 // the decoder frees is filled with 0xff before it is reused, so a read of a
 // buffer after its Free changes the values the tests check.
-func init() { parquetPool.poison.Store(true) }
+func init() { arrowfix.PoisonPool(true) }
 
 // ParquetPoolBytes returns the bytes the Parquet buffer pool has handed out
 // from its free lists and allocated anew.
 func ParquetPoolBytes() (served, fresh int64) {
-	return parquetPool.served.Load(), parquetPool.fresh.Load()
+	return arrowfix.PoolBytes()
 }
 
 // ParquetPoolHeld returns the bytes the Parquet buffer pool keeps.
-func ParquetPoolHeld() int { return parquetPool.held() }
+func ParquetPoolHeld() int { return arrowfix.PoolHeld() }
 
 // SetPoolIdle sets how long the Parquet buffer pool keeps its buffers once
 // no reader is open, and returns the previous delay.
 func SetPoolIdle(d time.Duration) time.Duration {
-	old := poolIdle
-	poolIdle = d
-	return old
+	return arrowfix.SetPoolIdle(d)
 }
 
 // SetMaxCSVRecord sets the longest CSV record read and returns the previous

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/dime-project/dime/internal/arrowfix"
 	"io"
 	"sync/atomic"
 
@@ -48,7 +49,7 @@ type messageReader struct {
 	r      io.Reader
 	mem    memory.Allocator
 	remain int64 // bytes left, or -1 if unknown
-	alloc  *batchAllocator
+	alloc  *arrowfix.BatchAllocator
 	msg    *ipc.Message
 	refs   int64
 	eos    bool // the input ended with an end-of-stream marker
@@ -72,7 +73,7 @@ func (m *messageReader) read(b []byte) error {
 // marker.
 func (m *messageReader) Message() (*ipc.Message, error) {
 	// The allocations made for the previous message are its arrays'.
-	m.alloc.commit()
+	m.alloc.Commit()
 	if m.msg != nil {
 		m.msg.Release()
 		m.msg = nil
@@ -124,7 +125,7 @@ func (m *messageReader) Message() (*ipc.Message, error) {
 	case m.remain >= 0 && bodyLen > m.remain:
 		return nil, fmt.Errorf("message body of %d bytes with %d bytes left: %w", bodyLen, m.remain, errCutOff)
 	}
-	if err := checkMetadata(metaBytes, bodyLen, nil); err != nil {
+	if err := arrowfix.CheckMetadata(metaBytes, bodyLen, nil); err != nil {
 		return nil, err
 	}
 	body := memory.NewResizableBuffer(m.mem)
@@ -141,10 +142,10 @@ func (m *messageReader) Message() (*ipc.Message, error) {
 		}
 		have = next
 	}
-	if err := checkMetadata(metaBytes, bodyLen, body.Bytes()); err != nil {
+	if err := arrowfix.CheckMetadata(metaBytes, bodyLen, body.Bytes()); err != nil {
 		return nil, err
 	}
-	m.alloc.setLimit(limitFor(bodyLen))
+	m.alloc.SetLimit(arrowfix.LimitFor(bodyLen))
 	m.msg = ipc.NewMessage(meta, body)
 	return m.msg, nil
 }
@@ -171,7 +172,7 @@ func (m *messageReader) Release() {
 func (r *Reader) openIPC(in io.Reader, size int64, what string, opts Options) error {
 	mem := opts.allocator()
 	mr := newMessageReader(in, size, mem)
-	mr.alloc = newBatchAllocator(mem)
+	mr.alloc = arrowfix.NewBatchAllocator(mem)
 	sr, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(mr.alloc))
 	if err != nil {
 		mr.Release()
@@ -211,11 +212,11 @@ type ipcStreamSource struct {
 func (s *ipcStreamSource) Next() bool {
 	if !s.Reader.Next() {
 		if s.Reader.Err() != nil {
-			s.mr.alloc.fail()
+			s.mr.alloc.Fail()
 		}
 		return false
 	}
-	s.mr.alloc.commit()
+	s.mr.alloc.Commit()
 	s.rows += s.Reader.Record().NumRows()
 	return true
 }

@@ -4,11 +4,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/dime-project/dime/internal/arrowfix"
 	"slices"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
@@ -27,12 +27,13 @@ const parquetBufferSize = 64 << 10
 // file makes its columns disagree on the number of rows; here that is an
 // error.)
 func (r *Reader) openParquet(f readerAtSeeker, opts Options, rg *groupRange) (err error) {
+	mem := arrowfix.NewParquetAllocator(opts.Allocator)
+	defer func() {
+		if err != nil {
+			mem.Close()
+		}
+	}()
 	defer recoverDecoder(r.source, &err)
-	var pool *bufferPool
-	if opts.Allocator == nil {
-		pool = parquetPool
-	}
-	mem := newParquetAllocator(opts.allocator(), pool)
 	props := parquet.NewReaderProperties(mem)
 	props.BufferedStreamEnabled = true
 	props.BufferSize = parquetBufferSize
@@ -40,7 +41,7 @@ func (r *Reader) openParquet(f readerAtSeeker, opts Options, rg *groupRange) (er
 	if err != nil {
 		return newError(ErrFormat, r.source, err, "not a Parquet file, or a truncated or corrupt one")
 	}
-	if err := checkEmbeddedArrowSchema(pf.MetaData().KeyValueMetadata()); err != nil {
+	if err := arrowfix.CheckEmbeddedArrowSchema(pf.MetaData().KeyValueMetadata()); err != nil {
 		return newError(ErrFormat, r.source, err, "corrupt Parquet file")
 	}
 	// A file smaller than a batch is read in one batch of its size: the
@@ -113,10 +114,7 @@ func (r *Reader) openParquet(f readerAtSeeker, opts Options, rg *groupRange) (er
 	if bf, ok := f.(*blobFile); ok {
 		bf.setExtents(chunkExtents(pf, groups, leaves))
 	}
-	src := &parquetSource{source: r.source, batch: int64(batch), head: int64(opts.headRows), total: total, mem: mem, pool: pool}
-	if pool != nil {
-		pool.open()
-	}
+	src := &parquetSource{source: r.source, batch: int64(batch), head: int64(opts.headRows), total: total, mem: mem}
 	if !skipPageCRC {
 		src.crc = newPageChecker(r.source, f, pf, groups, leaves)
 	}
@@ -184,12 +182,11 @@ type parquetSource struct {
 	cols   []*pqarrow.ColumnReader
 	schema *arrow.Schema
 	batch  int64
-	head   int64 // rows of the first batch, if not 0 (see Options.headRows)
-	total  int64 // rows in the file's metadata
-	rows   int64 // rows read
-	mem    memory.Allocator
-	pool   *bufferPool  // the pool mem uses, if any, until Release
-	crc    *pageChecker // verifies the page CRCs of each row group before its rows are read
+	head   int64                      // rows of the first batch, if not 0 (see Options.headRows)
+	total  int64                      // rows in the file's metadata
+	rows   int64                      // rows read
+	mem    *arrowfix.ParquetAllocator // closed by Release
+	crc    *pageChecker               // verifies the page CRCs of each row group before its rows are read
 	arrs   []arrow.Array
 	rec    arrow.Record
 	err    error
@@ -278,8 +275,8 @@ func (p *parquetSource) column(c *pqarrow.ColumnReader, n int64) (a arrow.Array,
 // here, at the one boundary where we call it, and reported as a corrupt file.
 func recoverDecoder(source string, err *error) {
 	if v := recover(); v != nil {
-		if v == errRunaway {
-			*err = newError(ErrFormat, source, nil, "corrupt Parquet file: %v", errRunaway)
+		if v == arrowfix.ErrRunaway {
+			*err = newError(ErrFormat, source, nil, "corrupt Parquet file: %v", arrowfix.ErrRunaway)
 			return
 		}
 		*err = newError(ErrFormat, source, nil, "corrupt Parquet file: the decoder failed (%v)", v)
@@ -298,8 +295,5 @@ func (p *parquetSource) Release() {
 		c.Release()
 	}
 	p.cols = nil
-	if p.pool != nil {
-		p.pool.close()
-		p.pool = nil
-	}
+	p.mem.Close()
 }

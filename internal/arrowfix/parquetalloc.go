@@ -1,4 +1,4 @@
-package io
+package arrowfix
 
 import (
 	"fmt"
@@ -17,8 +17,8 @@ import (
 // 491-byte file found by FuzzReadParquet grew by gigabytes
 // (testdata/fuzz/FuzzReadParquet/runaway-page-loop).
 //
-// parquetAllocator stops that loop: it counts the buffers the decoder holds
-// at once and panics, with errRunaway, past maxParquetBuffers; recoverDecoder
+// ParquetAllocator stops that loop: it counts the buffers the decoder holds
+// at once and panics, with ErrRunaway, past maxParquetBuffers; recoverDecoder
 // turns the panic into an error naming the file, and the deferred Releases
 // give every buffer back. Reading a file holds a few buffers per selected
 // column (values, levels, dictionary, decompression): at most 21 reading 20
@@ -33,30 +33,46 @@ import (
 //
 // Over the default allocator it also recycles the decoder's buffers through
 // parquetPool (see bufferPool).
-type parquetAllocator struct {
+type ParquetAllocator struct {
 	memory.Allocator
 	pool *bufferPool  // nil: every buffer from and to Allocator
 	held atomic.Int64 // buffers allocated and not freed
+}
+
+// NewParquetAllocator returns the allocator of one Parquet file's decoder
+// over mem. With mem nil it allocates from memory.DefaultAllocator and
+// recycles the decoder's buffers through the package's pool (see
+// bufferPool); Close tells the pool that the decoder is done. Any other
+// allocator gets every buffer from and back to mem.
+func NewParquetAllocator(mem memory.Allocator) *ParquetAllocator {
+	if mem != nil {
+		return &ParquetAllocator{Allocator: mem}
+	}
+	parquetPool.open()
+	return &ParquetAllocator{Allocator: memory.DefaultAllocator, pool: parquetPool}
+}
+
+// Close ends the allocator's use of the pool (once the decoder's arrays
+// are released); the pool lets go of its buffers a second after its last
+// user closes. It may be called more than once.
+func (a *ParquetAllocator) Close() {
+	if a.pool != nil {
+		a.pool.close()
+		a.pool = nil
+	}
 }
 
 // maxParquetBuffers bounds the buffers a Parquet file's decoder holds at
 // once.
 const maxParquetBuffers = 1 << 16
 
-// errRunaway is the panic of parquetAllocator.
-var errRunaway = fmt.Errorf("the decoder holds more than %d buffers at once: a column chunk whose pages cannot be followed to its row count", maxParquetBuffers)
+// ErrRunaway is the panic of ParquetAllocator.
+var ErrRunaway = fmt.Errorf("the decoder holds more than %d buffers at once: a column chunk whose pages cannot be followed to its row count", maxParquetBuffers)
 
-// newParquetAllocator returns the allocator of a Parquet file's decoder
-// over mem, recycling its buffers through pool if pool is not nil (only
-// for an allocator whose Free does nothing, memory.DefaultAllocator).
-func newParquetAllocator(mem memory.Allocator, pool *bufferPool) *parquetAllocator {
-	return &parquetAllocator{Allocator: mem, pool: pool}
-}
-
-func (a *parquetAllocator) Allocate(size int) []byte {
+func (a *ParquetAllocator) Allocate(size int) []byte {
 	if a.held.Add(1) > maxParquetBuffers {
 		a.held.Add(-1)
-		panic(errRunaway)
+		panic(ErrRunaway)
 	}
 	if a.pool != nil {
 		if b := a.pool.allocate(a.Allocator, size); b != nil {
@@ -68,7 +84,7 @@ func (a *parquetAllocator) Allocate(size int) []byte {
 
 // Reallocate grows b as Go's allocator does: in place within its cap,
 // else into a new buffer, the old one freed.
-func (a *parquetAllocator) Reallocate(size int, b []byte) []byte {
+func (a *ParquetAllocator) Reallocate(size int, b []byte) []byte {
 	if a.pool == nil {
 		return a.Allocator.Reallocate(size, b)
 	}
@@ -81,7 +97,7 @@ func (a *parquetAllocator) Reallocate(size int, b []byte) []byte {
 	return nb
 }
 
-func (a *parquetAllocator) Free(b []byte) {
+func (a *ParquetAllocator) Free(b []byte) {
 	a.held.Add(-1)
 	if a.pool != nil {
 		a.pool.free(b)

@@ -1,4 +1,4 @@
-package io
+package arrowfix
 
 import (
 	"encoding/base64"
@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/metadata"
 )
 
-// checkEmbeddedArrowSchema checks the Arrow schema that writers embed in a
+// CheckEmbeddedArrowSchema checks the Arrow schema that writers embed in a
 // Parquet file's metadata (key "ARROW:schema", an IPC schema message in
 // base64) before pqarrow decodes it. Arrow's decoder trusts the lengths of
 // the flatbuffer's vectors: a corrupt length makes it allocate hundreds of
@@ -18,7 +18,7 @@ import (
 // vector and string that the decoder will allocate from is checked against
 // the size of the message. Malformed offsets make the flatbuffers runtime
 // panic, which recoverDecoder, deferred by the caller, reports.
-func checkEmbeddedArrowSchema(meta metadata.KeyValueMetadata) error {
+func CheckEmbeddedArrowSchema(meta metadata.KeyValueMetadata) error {
 	if meta == nil {
 		return nil
 	}
@@ -53,7 +53,7 @@ func checkEmbeddedArrowSchema(meta metadata.KeyValueMetadata) error {
 	// Arrow's message reader allocates the body that the metadata declares
 	// before it reads a byte of it: a schema has none, and a body of more
 	// than the bytes left is garbage.
-	if err := checkMetadata(blob[:n], int64(len(blob))-n, nil); err != nil {
+	if err := CheckMetadata(blob[:n], int64(len(blob))-n, nil); err != nil {
 		return err
 	}
 	root := flatbuffers.Table{Bytes: blob[:n], Pos: flatbuffers.GetUOffsetT(blob)}

@@ -1,4 +1,4 @@
-package io
+package arrowfix
 
 import (
 	"encoding/binary"
@@ -8,7 +8,7 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
-// checkMetadata bounds the vectors of a message's metadata (a flatbuffer)
+// CheckMetadata bounds the vectors of a message's metadata (a flatbuffer)
 // by the bytes that hold them, before ipc.Reader sizes slices from their
 // lengths: a schema whose fields vector claims 2^31 entries made it allocate
 // the fields of all of them (hundreds of gigabytes, a fatal out-of-memory
@@ -29,7 +29,7 @@ import (
 // when the batch is compressed, the uncompressed size that begins each
 // buffer is bounded (see maxInflation), since ipc.Reader allocates it before
 // it decompresses a byte: body holds the body once it is read (nil before).
-func checkMetadata(meta []byte, bodyLen int64, body []byte) (err error) {
+func CheckMetadata(meta []byte, bodyLen int64, body []byte) (err error) {
 	defer func() {
 		if recover() != nil { // an offset out of range
 			err = errors.New("corrupt message metadata")

@@ -1,4 +1,4 @@
-package io
+package arrowfix
 
 import (
 	"errors"
@@ -8,58 +8,58 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 )
 
-// batchAllocator is the allocator of an ipc.Reader. Arrow Go v15 recovers
+// BatchAllocator is the allocator of an ipc.Reader. Arrow Go v15 recovers
 // the panics of its record batch loader on corrupt input (a field node
 // longer than its buffers, say) into an error, but the buffers it allocated
 // for the batch before the panic are then never released: with an allocator
 // that is not Go's garbage-collected one, that memory would be lost.
-// batchAllocator remembers the allocations made while one message is
+// BatchAllocator remembers the allocations made while one message is
 // decoded; a failed read frees those that are still live, a successful one
 // (or the next message) leaves them to their arrays.
 //
-// It also bounds each allocation by the message's body (see limitFor):
+// It also bounds each allocation by the message's body (see LimitFor):
 // Arrow's generated flatbuffer accessors do not check vector indices, so a
 // batch whose buffers vector is shorter than its schema needs makes the
 // loader read buffer lengths from the bytes after the vector, 64 GiB from a
 // 610-byte stream in one case the fuzzer found (or a negative length). An
 // allocation over the bound, or of a negative size, panics with
-// errAllocation, which ipc.Reader recovers into its error.
-type batchAllocator struct {
+// ErrAllocation, which ipc.Reader recovers into its error.
+type BatchAllocator struct {
 	memory.Allocator
 	mu      sync.Mutex
 	pending map[*byte][]byte
 	limit   int // the largest allocation allowed for the current message
 }
 
-// errAllocation is the panic of an allocation over the bound.
-var errAllocation = errors.New("corrupt record batch: a buffer length that its body cannot hold")
+// ErrAllocation is the panic of an allocation over the bound.
+var ErrAllocation = errors.New("corrupt record batch: a buffer length that its body cannot hold")
 
-// limitFor returns the bound on one allocation for a message body of
+// LimitFor returns the bound on one allocation for a message body of
 // bodyLen bytes: what a compressed buffer of the whole body could inflate
 // to (the bound checkRecordBatch applies to the sizes compressed buffers
 // claim), which also covers uncompressed buffers and dictionaries.
-func limitFor(bodyLen int64) int {
+func LimitFor(bodyLen int64) int {
 	return int(min(bodyLen, 1<<40)*maxInflation + 1<<20)
 }
 
-// setLimit sets the bound for the allocations of the next message.
-func (a *batchAllocator) setLimit(n int) {
+// SetLimit sets the bound for the allocations of the next message.
+func (a *BatchAllocator) SetLimit(n int) {
 	a.mu.Lock()
 	a.limit = n
 	a.mu.Unlock()
 }
 
-func (a *batchAllocator) check(size int) {
+func (a *BatchAllocator) check(size int) {
 	a.mu.Lock()
 	limit := a.limit
 	a.mu.Unlock()
 	if size < 0 || limit > 0 && size > limit {
-		panic(errAllocation)
+		panic(ErrAllocation)
 	}
 }
 
-func newBatchAllocator(mem memory.Allocator) *batchAllocator {
-	return &batchAllocator{Allocator: mem, pending: make(map[*byte][]byte)}
+func NewBatchAllocator(mem memory.Allocator) *BatchAllocator {
+	return &BatchAllocator{Allocator: mem, pending: make(map[*byte][]byte)}
 }
 
 func allocKey(b []byte) *byte {
@@ -69,7 +69,7 @@ func allocKey(b []byte) *byte {
 	return unsafe.SliceData(b[:1])
 }
 
-func (a *batchAllocator) Allocate(size int) []byte {
+func (a *BatchAllocator) Allocate(size int) []byte {
 	a.check(size)
 	b := a.Allocator.Allocate(size)
 	if k := allocKey(b); k != nil {
@@ -80,7 +80,7 @@ func (a *batchAllocator) Allocate(size int) []byte {
 	return b
 }
 
-func (a *batchAllocator) Reallocate(size int, b []byte) []byte {
+func (a *BatchAllocator) Reallocate(size int, b []byte) []byte {
 	a.check(size)
 	a.mu.Lock()
 	_, tracked := a.pending[allocKey(b)]
@@ -95,23 +95,23 @@ func (a *batchAllocator) Reallocate(size int, b []byte) []byte {
 	return nb
 }
 
-func (a *batchAllocator) Free(b []byte) {
+func (a *BatchAllocator) Free(b []byte) {
 	a.mu.Lock()
 	delete(a.pending, allocKey(b))
 	a.mu.Unlock()
 	a.Allocator.Free(b)
 }
 
-// commit leaves the allocations made so far to their owners.
-func (a *batchAllocator) commit() {
+// Commit leaves the allocations made so far to their owners.
+func (a *BatchAllocator) Commit() {
 	a.mu.Lock()
 	clear(a.pending)
 	a.mu.Unlock()
 }
 
-// fail frees the allocations made since the last commit that are still
+// Fail frees the allocations made since the last commit that are still
 // live: those of a message whose decoding failed.
-func (a *batchAllocator) fail() {
+func (a *BatchAllocator) Fail() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for k, b := range a.pending {

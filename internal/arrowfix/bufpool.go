@@ -1,4 +1,4 @@
-package io
+package arrowfix
 
 import (
 	"math/bits"
@@ -151,7 +151,7 @@ func (p *bufferPool) allocate(mem interface{ Allocate(int) []byte }, size int) [
 		return nil
 	}
 	var pcs [8]uintptr
-	n := runtime.Callers(3, pcs[:]) // above parquetAllocator.Allocate
+	n := runtime.Callers(3, pcs[:]) // above ParquetAllocator.Allocate
 	c := sizeClass(size)
 	p.mu.Lock()
 	for _, pc := range pcs[:n] {
@@ -191,7 +191,7 @@ func (p *bufferPool) pageReader(pc uintptr) bool {
 		frames := runtime.CallersFrames([]uintptr{pc})
 		for {
 			f, more := frames.Next()
-			if strings.HasSuffix(f.Function, "parquet/file.(*serializedPageReader).Next") {
+			if strings.HasSuffix(f.Function, pageReaderNext) {
 				in = true
 			}
 			if !more {
