@@ -3,8 +3,9 @@ package dimebeam
 import (
 	"errors"
 	"fmt"
-
-	dimeio "github.com/dime-project/dime/io"
+	"github.com/dime-project/dime/columns"
+	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/decode"
 	"github.com/dime-project/dime/stream"
 )
 
@@ -23,10 +24,10 @@ type Config struct {
 	// each split's estimator uses GOMAXPROCS goroutines of its worker).
 	Stream stream.Config
 	// Format overrides the format that file extensions give.
-	Format dimeio.Format
+	Format dataset.Format
 	// Where keeps the files whose hive partitions meet every condition
-	// (dimeio.ParseWhere); the others are never opened.
-	Where []dimeio.Condition
+	// (dataset.ParseWhere); the others are never opened.
+	Where []dataset.Condition
 	// BatchSize is the number of rows per block read (dimeio's default
 	// when 0).
 	BatchSize int
@@ -103,10 +104,13 @@ func (c Config) splitRows() int64 {
 	return DefaultSplitRows
 }
 
-// readOptions returns the options of dimeio for the views.
-func (c Config) readOptions() dimeio.Options {
-	return dimeio.Options{
-		X: c.Stream.XColumns, Y: c.Stream.YColumns, Format: c.Format, Where: c.Where,
-		BatchSize: c.BatchSize, SkipInvalid: c.SkipInvalid, Prefetch: true,
+// readOptions returns the reader options for the views.
+func (c Config) readOptions() decode.Options {
+	return decode.Options{
+		Files:     dataset.Options{Format: c.Format, Where: c.Where},
+		Columns:   columns.Spec{X: c.Stream.XColumns, Y: c.Stream.YColumns},
+		Values:    decode.Values{SkipInvalid: c.SkipInvalid},
+		BatchSize: c.BatchSize,
+		Prefetch:  true,
 	}
 }

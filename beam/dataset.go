@@ -3,8 +3,8 @@ package dimebeam
 import (
 	"context"
 	"fmt"
-
-	dimeio "github.com/dime-project/dime/io"
+	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/decode"
 )
 
 // Split is a unit of work of a pipeline: consecutive pieces of the dataset
@@ -28,7 +28,7 @@ type Split struct {
 type Part struct {
 	// Input is the data file (package io's dataset layer: a local path or
 	// an object-storage URL, its format, hive partitions, row groups).
-	Input dimeio.Input
+	Input dataset.Input
 	// FirstGroup and Groups are the row groups read (Groups = 0: the whole
 	// file).
 	FirstGroup, Groups int
@@ -58,8 +58,8 @@ func (s Split) String() string {
 // resolve returns the data files that names (files, directories, globs,
 // object-storage URLs) name together, sorted by path, each once, as dime
 // score reads them.
-func resolve(ctx context.Context, names []string, cfg Config) ([]dimeio.Input, error) {
-	d, err := dimeio.Resolve(ctx, names, cfg.readOptions())
+func resolve(ctx context.Context, names []string, cfg Config) ([]dataset.Input, error) {
+	d, err := dataset.Resolve(ctx, names, cfg.readOptions().Files)
 	if err != nil {
 		return nil, err
 	}
@@ -69,12 +69,12 @@ func resolve(ctx context.Context, names []string, cfg Config) ([]dimeio.Input, e
 // readFooter returns in with its row groups and rows, for a Parquet file
 // whose footer was not read yet; other inputs as they are (Rows -1 for
 // formats without a footer).
-func readFooter(ctx context.Context, in dimeio.Input, cfg Config) (dimeio.Input, error) {
-	if in.Format != dimeio.Parquet || in.Rows >= 0 && in.RowGroups != nil {
+func readFooter(ctx context.Context, in dataset.Input, cfg Config) (dataset.Input, error) {
+	if in.Format != dataset.Parquet || in.Rows >= 0 && in.RowGroups != nil {
 		return in, nil
 	}
-	d := &dimeio.Dataset{Inputs: []dimeio.Input{in}}
-	if err := d.ReadFooters(ctx, cfg.readOptions()); err != nil {
+	d := &dataset.Dataset{Inputs: []dataset.Input{in}}
+	if err := d.ReadFooters(ctx, cfg.readOptions().Files); err != nil {
 		return in, err
 	}
 	return d.Inputs[0], nil
@@ -90,7 +90,7 @@ func readFooter(ctx context.Context, in dimeio.Input, cfg Config) (dimeio.Input,
 // spreads over several splits. A file whose rows are not known before
 // reading it (CSV, Arrow IPC) is a split of its own. The plan depends only
 // on the inputs and SplitRows: it is the same on every run.
-func planSplits(inputs []dimeio.Input, cfg Config) []Split {
+func planSplits(inputs []dataset.Input, cfg Config) []Split {
 	limit := cfg.splitRows()
 	var (
 		splits []Split
@@ -104,7 +104,7 @@ func planSplits(inputs []dimeio.Input, cfg Config) []Split {
 		cur, rows = Split{}, 0
 	}
 	for _, in := range inputs {
-		if in.Format != dimeio.Parquet || in.Rows < 0 { // rows not known
+		if in.Format != dataset.Parquet || in.Rows < 0 { // rows not known
 			flush()
 			cur.Parts = []Part{{Input: in}}
 			flush()
@@ -140,9 +140,9 @@ func planSplits(inputs []dimeio.Input, cfg Config) []Split {
 }
 
 // openPart opens a part of a split for reading.
-func openPart(ctx context.Context, p Part, opts dimeio.Options) (*dimeio.Reader, error) {
+func openPart(ctx context.Context, p Part, opts decode.Options) (*decode.Reader, error) {
 	if p.Groups == 0 {
-		return dimeio.OpenInput(ctx, p.Input, nil, opts)
+		return decode.OpenInput(ctx, p.Input, nil, opts)
 	}
-	return dimeio.OpenRowGroups(ctx, p.Input, p.FirstGroup, p.Groups, opts)
+	return decode.OpenRowGroups(ctx, p.Input, p.FirstGroup, p.Groups, opts)
 }

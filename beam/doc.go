@@ -13,13 +13,13 @@
 // stream.ReadState read it), in these steps:
 //
 //  1. the names are resolved together on a worker by package io's dataset
-//     layer (dimeio.Resolve) into data files, sorted, each once, as dime
+//     layer (dataset.Resolve) into data files, sorted, each once, as dime
 //     score resolves its arguments;
 //  2. the Parquet footers are read on the workers, and the dataset is cut,
 //     in its order, into Splits of at most Config.SplitRows rows, as Spark
 //     plans file partitions: consecutive small files are packed into one
 //     split, a large file is cut into runs of whole row groups (read with
-//     dimeio.OpenRowGroups), a CSV or Arrow IPC file (rows unknown before
+//     decode.OpenRowGroups), a CSV or Arrow IPC file (rows unknown before
 //     reading) is a split of its own; the splits, not rows, are
 //     redistributed over the workers (beam.Reshuffle);
 //  3. each split is read by package io, block by block in constant memory,

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/tablewriter"
 	"os"
 	"path/filepath"
 
@@ -11,7 +13,6 @@ import (
 
 	dimebeam "github.com/dime-project/dime/beam"
 	"github.com/dime-project/dime/exact"
-	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/stream"
 	"github.com/dime-project/dime/synth"
 )
@@ -26,7 +27,7 @@ func Example() {
 	defer os.RemoveAll(dir)
 	for i, seed := range []uint64{1, 2} { // 2000 rows each: y depends on x
 		x, y, _ := synth.Generate(synth.Spec{Kind: synth.Sine, Dim: 1, Noise: 0.2, Seed: seed}, 2000)
-		w, _ := dimeio.Create(filepath.Join(dir, fmt.Sprintf("part-%d.parquet", i)), dimeio.Auto, []string{"x", "y"}, dimeio.WriterOptions{})
+		w, _ := tablewriter.Create(filepath.Join(dir, fmt.Sprintf("part-%d.parquet", i)), dataset.Auto, []string{"x", "y"}, tablewriter.Options{})
 		for r := range 2000 {
 			w.Write([]float64{x.At(r, 0), y.At(r, 0)}, 1)
 		}

@@ -3,6 +3,7 @@ package dimebeam
 import (
 	"context"
 	"fmt"
+	"github.com/dime-project/dime/dataset"
 	"io"
 	"math/rand/v2"
 	"path"
@@ -16,7 +17,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/dime-project/dime/internal/outfile"
-	dimeio "github.com/dime-project/dime/io"
 )
 
 func init() {
@@ -57,7 +57,7 @@ func CheckOutput(path string, inputs ...string) error {
 // names reads (local paths and file:// URLs, cleaned and absolute), for
 // WriteFile's and CheckOutput's inputs.
 func LocalFiles(ctx context.Context, names []string, cfg Config) ([]string, error) {
-	d, err := dimeio.Resolve(ctx, names, cfg.readOptions())
+	d, err := dataset.Resolve(ctx, names, cfg.readOptions().Files)
 	if err != nil {
 		return nil, err
 	}

@@ -3,10 +3,10 @@ package dimebeam
 import (
 	"context"
 	"fmt"
+	"github.com/dime-project/dime/decode"
 	"strings"
 
 	"github.com/dime-project/dime/exact"
-	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/stream"
 )
 
@@ -38,8 +38,8 @@ func ChoosePilot(ctx context.Context, inputs []string, cfg Config) (Config, Pilo
 		n = stream.DefaultPilotRows
 	}
 	opts := cfg.readOptions()
-	opts.Prefetch, opts.MaxAbs, opts.Limit = false, exact.MaxAbsValue, int64(n)
-	r, err := dimeio.OpenDataset(ctx, inputs, nil, opts)
+	opts.Prefetch, opts.Values.MaxAbs, opts.Limit = false, exact.MaxAbsValue, int64(n)
+	r, err := decode.OpenDataset(ctx, inputs, nil, opts)
 	if err != nil {
 		return cfg, Pilot{}, err
 	}

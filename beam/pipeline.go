@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/decode"
 	"reflect"
 	"slices"
 	"strings"
@@ -13,22 +15,21 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/dime-project/dime/exact"
-	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/stream"
 )
 
 func init() {
-	register.DoFn4x1[context.Context, int, func(*string) bool, func(dimeio.Input), error](&resolveFn{})
-	register.DoFn2x2[context.Context, dimeio.Input, dimeio.Input, error](&footerFn{})
-	register.DoFn4x1[context.Context, int, func(*dimeio.Input) bool, func(Split), error](&planFn{})
-	register.Iter1[dimeio.Input]()
+	register.DoFn4x1[context.Context, int, func(*string) bool, func(dataset.Input), error](&resolveFn{})
+	register.DoFn2x2[context.Context, dataset.Input, dataset.Input, error](&footerFn{})
+	register.DoFn4x1[context.Context, int, func(*dataset.Input) bool, func(Split), error](&planFn{})
+	register.Iter1[dataset.Input]()
 	register.DoFn2x2[context.Context, Split, Sample, error](&sampleFn{})
 	register.DoFn2x2[context.Context, Sample, Bandwidths, error](&chooseFn{})
 	register.DoFn2x3[context.Context, Split, int, []byte, error](&scoreFn{})
 	register.Function2x1(withBandwidths)
 	register.DoFn2x2[context.Context, []byte, stream.Result, error](&resultFn{})
 	register.Iter1[string]()
-	register.Emitter1[dimeio.Input]()
+	register.Emitter1[dataset.Input]()
 	register.Emitter1[Split]()
 	register.Combiner3[Sample, Sample, Sample](&sampleCombineFn{})
 	beam.RegisterCoder(reflect.TypeOf(stream.Result{}), encodeResult, decodeResult)
@@ -62,7 +63,7 @@ func Check(ctx context.Context, inputs []string, cfg Config) (files int, err err
 	if err != nil {
 		return 0, err
 	}
-	r, err := dimeio.OpenInput(ctx, all[0], nil, cfg.readOptions())
+	r, err := decode.OpenInput(ctx, all[0], nil, cfg.readOptions())
 	if err != nil {
 		return 0, err
 	}
@@ -132,7 +133,7 @@ func ChooseBandwidths(s beam.Scope, splits beam.PCollection, cfg Config) beam.PC
 // dime score resolves its arguments (sorted, each file once, --where).
 type resolveFn struct{ Cfg Config }
 
-func (f *resolveFn) ProcessElement(ctx context.Context, _ int, names func(*string) bool, emit func(dimeio.Input)) error {
+func (f *resolveFn) ProcessElement(ctx context.Context, _ int, names func(*string) bool, emit func(dataset.Input)) error {
 	var all []string
 	var n string
 	for names(&n) {
@@ -153,7 +154,7 @@ func (f *resolveFn) ProcessElement(ctx context.Context, _ int, names func(*strin
 // the footers of a dataset of many files are read by many workers.
 type footerFn struct{ Cfg Config }
 
-func (f *footerFn) ProcessElement(ctx context.Context, in dimeio.Input) (dimeio.Input, error) {
+func (f *footerFn) ProcessElement(ctx context.Context, in dataset.Input) (dataset.Input, error) {
 	return readFooter(ctx, in, f.Cfg)
 }
 
@@ -162,14 +163,14 @@ func (f *footerFn) ProcessElement(ctx context.Context, in dimeio.Input) (dimeio.
 // footers arrive.
 type planFn struct{ Cfg Config }
 
-func (f *planFn) ProcessElement(_ context.Context, _ int, footers func(*dimeio.Input) bool, emit func(Split)) error {
-	var inputs []dimeio.Input
-	var in dimeio.Input
+func (f *planFn) ProcessElement(_ context.Context, _ int, footers func(*dataset.Input) bool, emit func(Split)) error {
+	var inputs []dataset.Input
+	var in dataset.Input
 	for footers(&in) {
 		inputs = append(inputs, in)
-		in = dimeio.Input{}
+		in = dataset.Input{}
 	}
-	slices.SortFunc(inputs, func(a, b dimeio.Input) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(inputs, func(a, b dataset.Input) int { return strings.Compare(a.Path, b.Path) })
 	for _, sp := range assignShards(planSplits(inputs, f.Cfg)) {
 		emit(sp)
 	}
@@ -322,13 +323,13 @@ func (f *scoreFn) score(ctx context.Context, sp Split) ([]byte, error) {
 	}
 	// The split's rows are cut into blocks of the batch size across its
 	// parts, as dime score's dataset reader cuts a dataset's rows across its
-	// files (dimeio.DatasetReader): the estimator's scopes, chunks and groups
+	// files (decode.DatasetReader): the estimator's scopes, chunks and groups
 	// follow the blocks, so a split that starts the dataset is added exactly
 	// as dime score adds the same rows, float32 chunk sums and jackknife
 	// groups included.
 	batch := f.Cfg.BatchSize
 	if batch <= 0 {
-		batch = dimeio.DefaultBatchSize
+		batch = decode.DefaultBatchSize
 	}
 	var est *stream.Estimator
 	var bx, by []float64

@@ -5,6 +5,10 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/dime-project/dime/columns"
+	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/decode"
+	"github.com/dime-project/dime/tablewriter"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,7 +23,6 @@ import (
 	"github.com/dime-project/dime/beam/internal/statetest"
 	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/exact"
-	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/stream"
 	"github.com/dime-project/dime/synth"
 )
@@ -35,8 +38,8 @@ func init() {
 const testDim = 2
 
 var (
-	testX = dimeio.ColumnNames("x", testDim)
-	testY = dimeio.ColumnNames("y", testDim)
+	testX = tablewriter.ColumnNames("x", testDim)
+	testY = tablewriter.ColumnNames("y", testDim)
 )
 
 // testConfig returns small settings (D = 32, P = 3) for the views of
@@ -74,7 +77,7 @@ func writeGroups(t *testing.T, groupRows int, rows ...int) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := dimeio.Create(filepath.Join(dir, fmt.Sprintf("part-%03d.parquet", i)), dimeio.Parquet, cols, dimeio.WriterOptions{RowGroupRows: groupRows})
+		w, err := tablewriter.Create(filepath.Join(dir, fmt.Sprintf("part-%03d.parquet", i)), dataset.Parquet, cols, tablewriter.Options{RowGroupRows: groupRows})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +110,7 @@ func dataFiles(t *testing.T, dir string) []string {
 func readEach(t *testing.T, dir string, add func(file int, x, y []float64, rows int, skipped int64)) {
 	t.Helper()
 	for i, f := range dataFiles(t, dir) {
-		r, err := dimeio.Open(f, nil, dimeio.Options{X: testX, Y: testY})
+		r, err := decode.Open(context.Background(), f, nil, decode.Options{Columns: columns.Spec{X: testX, Y: testY}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +199,7 @@ func splitEstimators(t *testing.T, dir string, cfg Config) *stream.Estimator {
 			e.Skip(r.Skipped())
 			r.Close()
 		}
-		batch := cmp.Or(cfg.BatchSize, dimeio.DefaultBatchSize)
+		batch := cmp.Or(cfg.BatchSize, decode.DefaultBatchSize)
 		for n := len(xs) / testDim; n > 0; {
 			b := min(n, batch)
 			if err := e.Add(xs[:b*testDim], ys[:b*testDim], b); err != nil {
@@ -341,7 +344,7 @@ func TestMedianSharedBandwidth(t *testing.T) {
 	cfg.SampleRows = 300
 	var total Sample
 	for _, f := range dataFiles(t, dir) {
-		r, err := dimeio.Open(f, nil, dimeio.Options{X: testX, Y: testY})
+		r, err := decode.Open(context.Background(), f, nil, decode.Options{Columns: columns.Spec{X: testX, Y: testY}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -425,15 +428,15 @@ func describeSplits(splits []Split) string {
 // of no row groups read with its neighbours, and the same plan for the
 // same inputs.
 func TestPlanSplits(t *testing.T) {
-	pq := func(i int, groups ...int64) dimeio.Input {
-		in := dimeio.Input{Path: fmt.Sprintf("part-%03d.parquet", i), Format: dimeio.Parquet, RowGroups: groups}
+	pq := func(i int, groups ...int64) dataset.Input {
+		in := dataset.Input{Path: fmt.Sprintf("part-%03d.parquet", i), Format: dataset.Parquet, RowGroups: groups}
 		for _, g := range groups {
 			in.Rows += g
 		}
 		return in
 	}
-	csv := dimeio.Input{Path: "part-004.parquet", Format: dimeio.CSV, Rows: -1}
-	inputs := []dimeio.Input{pq(0, 10, 10), pq(1, 30), pq(2), pq(3, 5, 20, 5), csv, pq(5, 1), pq(6, 2)}
+	csv := dataset.Input{Path: "part-004.parquet", Format: dataset.CSV, Rows: -1}
+	inputs := []dataset.Input{pq(0, 10, 10), pq(1, 30), pq(2), pq(3, 5, 20, 5), csv, pq(5, 1), pq(6, 2)}
 	cfg := Config{SplitRows: 25}
 	want := "[0] [1 2] [3:0+2] [3:2+1] [4] [5 6]"
 	if got := describeSplits(planSplits(inputs, cfg)); got != want {

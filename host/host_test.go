@@ -10,11 +10,11 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 
 	_ "github.com/dime-project/dime/covariance"
+	_ "github.com/dime-project/dime/decode"
 	_ "github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/host"
 	_ "github.com/dime-project/dime/internal/cli"
 	"github.com/dime-project/dime/internal/linalg"
-	_ "github.com/dime-project/dime/io"
 	_ "github.com/dime-project/dime/monitor"
 	_ "github.com/dime-project/dime/rff"
 	_ "github.com/dime-project/dime/stream"

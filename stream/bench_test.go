@@ -4,6 +4,9 @@ package stream
 
 import (
 	"fmt"
+	"github.com/dime-project/dime/columns"
+	"github.com/dime-project/dime/decode"
+	"github.com/dime-project/dime/tablewriter"
 	"sync"
 	"testing"
 	"time"
@@ -11,14 +14,12 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
-
-	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/synth"
 )
 
 // Benchmarks of the streaming estimator: d = 10 columns per view, read from
-// in-memory Arrow record batches of dimeio.DefaultBatchSize rows (each its
-// own shuffle scope, as dime score reads Parquet) through a dimeio.Extractor,
+// in-memory Arrow record batches of decode.DefaultBatchSize rows (each its
+// own shuffle scope, as dime score reads Parquet) through a decode.Extractor,
 // added, and a Result (with the analytic estimate) at the end of each pass of
 // 16 batches. Targets (issue 6), 2 cores, D = 128, P = 1: ≥ 100,000 rows/s
 // with -tags openblas, ≥ 25,000 rows/s in pure Go, and at least 0.7 of the
@@ -35,7 +36,7 @@ import (
 // pass); and ratio, the first over the second.
 func BenchmarkEstimatorAdd(b *testing.B) {
 	const d, batches = 10, 16
-	const batchRows = dimeio.DefaultBatchSize
+	const batchRows = decode.DefaultBatchSize
 	recs := arrowBatches(b, d, batchRows, batches)
 	defer func() {
 		for _, r := range recs {
@@ -45,11 +46,11 @@ func BenchmarkEstimatorAdd(b *testing.B) {
 	for _, c := range []struct{ D, P int }{{256, 0}, {256, 5}, {128, 1}} {
 		b.Run(fmt.Sprintf("D=%d/P=%d", c.D, c.P), func(b *testing.B) {
 			cfg := testConfig(d, c.D, c.P, 1)
-			ex, err := dimeio.NewExtractor("bench", recs[0].Schema(), dimeio.Options{X: dimeio.ColumnNames("x", d), Y: dimeio.ColumnNames("y", d)})
+			ex, err := decode.NewExtractor("bench", recs[0].Schema(), decode.Options{Columns: columns.Spec{X: tablewriter.ColumnNames("x", d), Y: tablewriter.ColumnNames("y", d)}})
 			if err != nil {
 				b.Fatal(err)
 			}
-			var blk dimeio.Block
+			var blk decode.Block
 			pass := func(e *Estimator) {
 				for _, rec := range recs {
 					if err := ex.Extract(&blk, rec); err != nil {
@@ -164,7 +165,7 @@ func syrkOnly(e *Estimator, scopeRows, scopes int) time.Duration {
 func arrowBatches(b *testing.B, d, rows, n int) []arrow.Record {
 	b.Helper()
 	fields := make([]arrow.Field, 0, 2*d)
-	for _, name := range append(dimeio.ColumnNames("x", d), dimeio.ColumnNames("y", d)...) {
+	for _, name := range append(tablewriter.ColumnNames("x", d), tablewriter.ColumnNames("y", d)...) {
 		fields = append(fields, arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Float64})
 	}
 	schema := arrow.NewSchema(fields, nil)

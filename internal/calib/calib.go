@@ -28,6 +28,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/dime-project/dime/tablewriter"
 	"io"
 	"math"
 	"strconv"
@@ -36,7 +37,6 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/dime-project/dime/internal/cli"
-	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/synth"
 )
 
@@ -78,8 +78,8 @@ func (c Case) GenArgs(seed uint64) []string {
 // EstimateArgs returns the arguments of dime COMMAND that read the dataset
 // from stdin, with extra arguments appended.
 func (c Case) EstimateArgs(command string, extra ...string) []string {
-	args := []string{command, "-", "--x", strings.Join(dimeio.ColumnNames("x", c.Dim), ","),
-		"--y", strings.Join(dimeio.ColumnNames("y", c.Dim), ","), "--json", "--progress", "never"}
+	args := []string{command, "-", "--x", strings.Join(tablewriter.ColumnNames("x", c.Dim), ","),
+		"--y", strings.Join(tablewriter.ColumnNames("y", c.Dim), ","), "--json", "--progress", "never"}
 	return append(args, extra...)
 }
 

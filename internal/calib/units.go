@@ -3,10 +3,10 @@ package calib
 import (
 	"bytes"
 	"fmt"
-	"math"
-
-	dimeio "github.com/dime-project/dime/io"
+	"github.com/dime-project/dime/dataset"
 	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/tablewriter"
+	"math"
 )
 
 // UnitsCases returns the cases of the real-units study: tables whose
@@ -68,7 +68,7 @@ func RunZScored(c Case, seed uint64, command string, extra ...string) (Outcome, 
 		}
 	}
 	var data bytes.Buffer
-	w, err := dimeio.NewTableWriter(&data, dimeio.IPCStream, append(dimeio.ColumnNames("x", d), dimeio.ColumnNames("y", d)...), dimeio.WriterOptions{})
+	w, err := tablewriter.New(&data, dataset.IPCStream, append(tablewriter.ColumnNames("x", d), tablewriter.ColumnNames("y", d)...), tablewriter.Options{})
 	if err != nil {
 		return Outcome{}, err
 	}

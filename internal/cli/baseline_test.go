@@ -2,12 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/tablewriter"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	dimeio "github.com/dime-project/dime/io"
-	"github.com/dime-project/dime/synth"
 )
 
 // TestMonitorBaseline makes a reference with score --save-state and
@@ -22,11 +22,11 @@ func TestMonitorBaseline(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("score: exit %d: %s", code, errs)
 	}
-	refDiME := num(t, decode(t, out), "dime")
+	refDiME := num(t, decodeJSON(t, out), "dime")
 
 	// 8 windows of 2000 sine rows, then 8 of independent rows.
 	var in bytes.Buffer
-	tw, err := dimeio.NewTableWriter(&in, dimeio.IPCStream, []string{"x0", "x1", "y0", "y1"}, dimeio.WriterOptions{BatchRows: 1000})
+	tw, err := tablewriter.New(&in, dataset.IPCStream, []string{"x0", "x1", "y0", "y1"}, tablewriter.Options{BatchRows: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

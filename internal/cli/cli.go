@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/dime-project/dime/decode"
 	"io"
 	"regexp"
 	"sort"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/internal/redact"
-	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/monitor"
 	"github.com/dime-project/dime/stream"
 	"github.com/dime-project/dime/synth"
@@ -117,7 +117,7 @@ func isUsage(err error) bool {
 	var u usageError
 	return errors.As(err, &u) || errors.Is(err, exact.ErrInvalidInput) || errors.Is(err, synth.ErrInvalidSpec) ||
 		errors.Is(err, stream.ErrInvalidInput) || errors.Is(err, stream.ErrState) || errors.Is(err, stream.ErrIncompatible) ||
-		errors.Is(err, dimeio.ErrColumn) || errors.Is(err, dimeio.ErrFormat) || errors.Is(err, dimeio.ErrInvalidValue) ||
+		errors.Is(err, decode.ErrColumn) || errors.Is(err, decode.ErrFormat) || errors.Is(err, decode.ErrInvalidValue) ||
 		errors.Is(err, monitor.ErrConfig) || errors.Is(err, monitor.ErrLate)
 }
 

@@ -23,7 +23,7 @@ func TestCompareFillsAnalytic(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	res := decode(t, out)
+	res := decodeJSON(t, out)
 	rffs, _ := res["rff"].([]any)
 	if len(rffs) != 2 {
 		t.Fatalf("rff rows: %v", res["rff"])
@@ -126,7 +126,7 @@ func TestColumnGlobs(t *testing.T) {
 		t.Fatalf("globs: exit %d, %q", code, errs)
 	}
 	_, named, _ := runBinary(t, nil, append(common, "--x", "x0,x1,x2", "--y", "y0,y1,y2")...)
-	g, n := decode(t, out), decode(t, named)
+	g, n := decodeJSON(t, out), decodeJSON(t, named)
 	for _, f := range []string{"dime", "entropy_joint", "mutual_information", "sigma_x", "rows"} {
 		if g[f] != n[f] {
 			t.Errorf("%s: globs %v, names %v", f, g[f], n[f])
@@ -171,7 +171,7 @@ func TestColumnGlobsOverDataset(t *testing.T) {
 	// scales are chosen: the values as they are.
 	_, globbed, errs := runBinary(t, nil, "score", dir, "--x", "x*,p*", "--y", "y?", "--features", "16", "--json", "--standardize=false")
 	_, named, _ := runBinary(t, nil, "score", dir, "--x", "x0,x1,part", "--y", "y0,y1", "--features", "16", "--json", "--standardize=false")
-	g, n := decode(t, globbed), decode(t, named)
+	g, n := decodeJSON(t, globbed), decodeJSON(t, named)
 	if cols, _ := g["x_columns"].([]any); len(cols) != 3 || cols[2] != "part" || g["dime"] != n["dime"] || g["rows"] != 3000.0 {
 		t.Errorf("globs over a dataset: %v (stderr %q); named: %v", g, errs, n)
 	}

@@ -44,7 +44,7 @@ var scoreFields = []string{"rows", "entropy_x", "entropy_y", "entropy_joint", "m
 // and S3 gives the results of the one file with the same rows in the same
 // order. The issue asks for 1e-9 relative on the entropies, MI and analytic
 // DiME; the reader hands the estimator the same blocks of rows whatever the
-// files (see dimeio.DatasetReader), so every field is in fact identical,
+// files (see decode.DatasetReader), so every field is in fact identical,
 // and that is what is checked.
 func TestScoreDatasetSameAsOneFile(t *testing.T) {
 	dir := t.TempDir()
@@ -54,7 +54,7 @@ func TestScoreDatasetSameAsOneFile(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("score one file: %s", errs)
 	}
-	want := decode(t, out)
+	want := decodeJSON(t, out)
 	var parts []string
 	for k := files - 1; k >= 0; k-- { // any order: the files are sorted
 		parts = append(parts, filepath.Join(ds, fmt.Sprintf("part=%05d", k), fmt.Sprintf("part-%05d.parquet", k)))
@@ -77,7 +77,7 @@ func TestScoreDatasetSameAsOneFile(t *testing.T) {
 			t.Errorf("%s: exit %d: %s", name, code, errs)
 			continue
 		}
-		got := decode(t, out)
+		got := decodeJSON(t, out)
 		for _, f := range scoreFields {
 			if num(t, got, f) != num(t, want, f) {
 				t.Errorf("%s: %s = %v, one file %v", name, f, got[f], want[f])
@@ -93,7 +93,7 @@ func TestScoreDatasetSameAsOneFile(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("s3 with AWS_ENDPOINT_URL: %s", errs)
 	}
-	if got := decode(t, out); num(t, got, "entropy_joint") != num(t, want, "entropy_joint") {
+	if got := decodeJSON(t, out); num(t, got, "entropy_joint") != num(t, want, "entropy_joint") {
 		t.Errorf("s3 with AWS_ENDPOINT_URL: entropy_joint %v, want %v", got["entropy_joint"], want["entropy_joint"])
 	}
 
@@ -105,7 +105,7 @@ func TestScoreDatasetSameAsOneFile(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exact on the dataset: %s", errs)
 	}
-	a, b := decode(t, outOne), decode(t, outDS)
+	a, b := decodeJSON(t, outOne), decodeJSON(t, outDS)
 	for _, f := range []string{"entropy_joint", "mutual_information", "dime", "sampled_from_rows"} {
 		if num(t, a, f) != num(t, b, f) {
 			t.Errorf("exact: %s %v on the dataset, %v on the file", f, b[f], a[f])
@@ -128,7 +128,7 @@ func TestScoreDatasetWhereLimit(t *testing.T) {
 		if code != 0 {
 			return code, nil, errs
 		}
-		return code, decode(t, out), errs
+		return code, decodeJSON(t, out), errs
 	}
 	if code, _, errs := run(); code != 2 || !strings.Contains(errs, "part=00009") {
 		t.Errorf("the corrupt file: exit %d, %q", code, errs)

@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/tablewriter"
 	"math"
 	"os"
 	"os/exec"
@@ -18,7 +20,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dime-project/dime/exact"
-	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/stream"
 	"github.com/dime-project/dime/synth"
 )
@@ -91,7 +92,7 @@ func writeDataBatches(t *testing.T, path string, spec synth.Spec, n, ipcBatch in
 	}
 	x, y = xm.RawMatrix().Data, ym.RawMatrix().Data
 	d := spec.Dim
-	w, err := dimeio.Create(path, dimeio.Auto, append(dimeio.ColumnNames("x", d), dimeio.ColumnNames("y", d)...), dimeio.WriterOptions{BatchRows: ipcBatch})
+	w, err := tablewriter.Create(path, dataset.Auto, append(tablewriter.ColumnNames("x", d), tablewriter.ColumnNames("y", d)...), tablewriter.Options{BatchRows: ipcBatch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ var requiredFields = []string{"estimator", "rows", "skipped_rows", "x_columns", 
 	"sigma_x", "sigma_y", "permutations", "seed", "entropy_x", "entropy_y", "entropy_joint",
 	"mutual_information", "dime", "dime_stderr", "elapsed_seconds"}
 
-func decode(t *testing.T, s string) map[string]any {
+func decodeJSON(t *testing.T, s string) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal([]byte(s), &m); err != nil {
@@ -164,7 +165,7 @@ func TestScoreEachFormatMatchesLibrary(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", input, code, errs)
 		}
-		m := decode(t, out)
+		m := decodeJSON(t, out)
 		for _, f := range append(requiredFields, "features", "dime_analytic") {
 			if _, ok := m[f]; !ok {
 				t.Errorf("%s: no field %q", input, f)
@@ -196,7 +197,7 @@ func TestScoreEachFormatMatchesLibrary(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("defaults: exit %d: %s", code, errs)
 	}
-	m := decode(t, out)
+	m := decodeJSON(t, out)
 	if m["dime_estimator"] != "analytic-jackknife" || num(t, m, "groups") != stream.DefaultGroups || num(t, m, "permutations") != 0 {
 		t.Errorf("defaults: %v", m)
 	}
@@ -221,7 +222,7 @@ func TestExactMatchesLibrary(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	m := decode(t, out)
+	m := decodeJSON(t, out)
 	for _, f := range requiredFields {
 		if _, ok := m[f]; !ok {
 			t.Errorf("no field %q", f)
@@ -236,7 +237,7 @@ func TestExactMatchesLibrary(t *testing.T) {
 	}
 	// A sample smaller than the input.
 	code, out, _ = runBinary(t, nil, "exact", path, "--x", "x0", "--y", "y0", "--sample", "100", "--json")
-	if m := decode(t, out); code != 0 || num(t, m, "rows") != 100 || num(t, m, "sampled_from_rows") != 300 {
+	if m := decodeJSON(t, out); code != 0 || num(t, m, "rows") != 100 || num(t, m, "sampled_from_rows") != 300 {
 		t.Errorf("sample: exit %d, %v", code, m)
 	}
 }
@@ -256,7 +257,7 @@ func TestExactDefaultPValue(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	m := decode(t, out)
+	m := decodeJSON(t, out)
 	if p := num(t, m, "p_value"); !(p <= 0.01) || m["p_value_test"] != "hsic" || m["test_permutations"] != nil || num(t, m, "rows") != 1024 {
 		t.Errorf("sine toy at the defaults: p = %v, test %v, B %v, rows %v", p, m["p_value_test"], m["test_permutations"], m["rows"])
 	}
@@ -286,7 +287,7 @@ func TestExactNormalized(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, errs)
 		}
 		if strings.Contains(strings.Join(args, " "), "--json") {
-			return decode(t, out), out
+			return decodeJSON(t, out), out
 		}
 		return nil, out
 	}
@@ -318,7 +319,7 @@ func TestScoreSeparatesDependence(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", kind, code, errs)
 		}
-		dims[kind.String()] = num(t, decode(t, out), "dime")
+		dims[kind.String()] = num(t, decodeJSON(t, out), "dime")
 	}
 	// Measured on the values as they are: independent 0.0003, sine 0.36
 	// (standardized, sine's DiME is 0.06: its period is short against the
@@ -338,7 +339,7 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 	x, y := writeDataBatches(t, filepath.Join(dir, "all.arrow"), spec, 6000, 2000)
 	shard := func(name string, lo, hi int) string {
 		p := filepath.Join(dir, name)
-		w, _ := dimeio.Create(p, dimeio.Auto, []string{"x0", "x1", "y0", "y1"}, dimeio.WriterOptions{})
+		w, _ := tablewriter.Create(p, dataset.Auto, []string{"x0", "x1", "y0", "y1"}, tablewriter.Options{})
 		for i := lo; i < hi; i++ {
 			w.Write([]float64{x[2*i], x[2*i+1], y[2*i], y[2*i+1]}, 1)
 		}
@@ -368,7 +369,7 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 		t.Fatalf("merge: %s", errs)
 	}
 	_, one, _ := runBinary(t, nil, append([]string{"score", filepath.Join(dir, "all.arrow")}, flags...)...)
-	mm, om := decode(t, merged), decode(t, one)
+	mm, om := decodeJSON(t, merged), decodeJSON(t, one)
 	for _, k := range []string{"rows", "entropy_x", "entropy_y", "entropy_joint", "mutual_information", "dime", "dime_stderr", "dime_analytic"} {
 		if d := math.Abs(num(t, mm, k) - num(t, om, k)); d > 1e-9 {
 			t.Errorf("%s: merged %v, one run %v", k, mm[k], om[k])
@@ -386,7 +387,7 @@ func TestGenFormats(t *testing.T) {
 			t.Fatalf("%s: %s", ext, errs)
 		}
 		code, out, errs := runBinary(t, nil, "exact", path, "--x", "x0,x1,x2", "--y", "y0,y1,y2", "--json")
-		if m := decode(t, out); code != 0 || num(t, m, "rows") != 700 || !(num(t, m, "dime") > 0.1) {
+		if m := decodeJSON(t, out); code != 0 || num(t, m, "rows") != 700 || !(num(t, m, "dime") > 0.1) {
 			t.Errorf("%s: exit %d %s: %v", ext, code, errs, m)
 		}
 	}
@@ -395,7 +396,7 @@ func TestGenFormats(t *testing.T) {
 		t.Fatal("gen to stdout failed")
 	}
 	code, res, errs := runBinary(t, []byte(out), "score", "-", "--x", "x0", "--y", "y0", "--features", "8", "--json")
-	if code != 0 || num(t, decode(t, res), "rows") != 50 {
+	if code != 0 || num(t, decodeJSON(t, res), "rows") != 50 {
 		t.Errorf("gen | score: exit %d %s %s", code, errs, res)
 	}
 }
@@ -405,7 +406,7 @@ func TestProgressOnlyWhenAsked(t *testing.T) {
 	path := filepath.Join(dir, "p.parquet")
 	writeData(t, path, synth.Spec{Kind: synth.Independent, Dim: 1, Seed: 1}, 3000)
 	_, out, errs := runBinary(t, nil, "score", path, "--x", "x0", "--y", "y0", "--features", "8", "--json", "--progress", "always", "--batch-size", "100")
-	decode(t, out) // stdout stays one JSON object
+	decodeJSON(t, out) // stdout stays one JSON object
 	if !strings.Contains(errs, "rows/s") || !strings.Contains(errs, "%") {
 		t.Errorf("no progress on stderr with --progress always: %q", errs)
 	}
@@ -509,7 +510,7 @@ func TestBadInputs(t *testing.T) {
 	}
 	// With --skip-invalid the bad rows are dropped and counted.
 	code, out, errs := runBinary(t, nil, "score", nanCSV, "--x", "x0", "--y", "y0", "--features", "8", "--skip-invalid", "--json")
-	if m := decode(t, out); code != 0 || num(t, m, "rows") != 3 || num(t, m, "skipped_rows") != 1 {
+	if m := decodeJSON(t, out); code != 0 || num(t, m, "rows") != 3 || num(t, m, "skipped_rows") != 1 {
 		t.Errorf("--skip-invalid: exit %d %s %v", code, errs, m)
 	}
 }

@@ -88,8 +88,8 @@ func (d *oneD) Set(s string) error {
 	return nil
 }
 
-// columns splits a comma-separated list of column names.
-func columns(flag, list string) ([]string, error) {
+// columnList splits a comma-separated list of column names.
+func columnList(flag, list string) ([]string, error) {
 	if strings.TrimSpace(list) == "" {
 		return nil, usagef("--%s is required: name the columns of the view, e.g. --%s a,b,c", flag, flag)
 	}
@@ -106,10 +106,10 @@ func columns(flag, list string) ([]string, error) {
 
 // views returns the column names of both views.
 func (f *estimatorFlags) views() (x, y []string, err error) {
-	if x, err = columns("x", f.x); err != nil {
+	if x, err = columnList("x", f.x); err != nil {
 		return nil, nil, err
 	}
-	if y, err = columns("y", f.y); err != nil {
+	if y, err = columnList("y", f.y); err != nil {
 		return nil, nil, err
 	}
 	return x, y, nil

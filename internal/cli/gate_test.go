@@ -2,15 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/tablewriter"
 	"math"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
-
-	dimeio "github.com/dime-project/dime/io"
-	"github.com/dime-project/dime/synth"
 )
 
 func TestParseCondition(t *testing.T) {
@@ -108,7 +108,7 @@ func TestScoreFailIf(t *testing.T) {
 			t.Errorf("%s %q: exit %d, want %d: %s", filepath.Base(c.input), c.gate, code, c.code, errs)
 			continue
 		}
-		r := decode(t, out) // printed in either case
+		r := decodeJSON(t, out) // printed in either case
 		if num(t, r, "rows") != 5000 {
 			t.Errorf("%s %q: %v rows", filepath.Base(c.input), c.gate, r["rows"])
 		}
@@ -126,7 +126,7 @@ func TestScoreFailIf(t *testing.T) {
 			t.Errorf("%s --baseline: exit %d, want %d: %s", filepath.Base(c.input), code, c.code, errs)
 			continue
 		}
-		r := decode(t, out)
+		r := decodeJSON(t, out)
 		p, df := num(t, r, "change_p_value"), num(t, r, "change_df")
 		if df < 4 || df > 9 || num(t, r, "features") != 32 {
 			t.Errorf("%s: change df %v, D %v", filepath.Base(c.input), df, r["features"])
@@ -169,7 +169,7 @@ func TestMonitorFailIf(t *testing.T) {
 	}
 	stream := func(switched bool) []byte {
 		var in bytes.Buffer
-		tw, err := dimeio.NewTableWriter(&in, dimeio.IPCStream, []string{"x0", "x1", "y0", "y1"}, dimeio.WriterOptions{BatchRows: 1000})
+		tw, err := tablewriter.New(&in, dataset.IPCStream, []string{"x0", "x1", "y0", "y1"}, tablewriter.Options{BatchRows: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}

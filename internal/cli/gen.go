@@ -4,15 +4,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/tablewriter"
 	"io"
 	iofs "io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
-
-	dimeio "github.com/dime-project/dime/io"
-	"github.com/dime-project/dime/synth"
 )
 
 func runGen(e *env, args []string) error {
@@ -69,13 +69,13 @@ func runGen(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	f := dimeio.Auto
+	f := dataset.Auto
 	if *format != "" {
-		if f, err = dimeio.ParseFormat(*format); err != nil {
+		if f, err = dataset.ParseFormat(*format); err != nil {
 			return usagef("--format %q: want parquet, ipc-file, ipc-stream or csv", *format)
 		}
 	}
-	columns := append(dimeio.ColumnNames("x", *dim), dimeio.ColumnNames("y", *dim)...)
+	columns := append(tablewriter.ColumnNames("x", *dim), tablewriter.ColumnNames("y", *dim)...)
 	p := newProgress(e, *progressMode, "gen", *rows)
 	if explicit["files"] {
 		if err := genDataset(src, *out, *files, f, columns, *rows, *dim, p); err != nil {
@@ -86,11 +86,11 @@ func runGen(e *env, args []string) error {
 		return nil
 	}
 	switch {
-	case f != dimeio.Auto:
+	case f != dataset.Auto:
 	case *out == "-":
-		f = dimeio.IPCStream
+		f = dataset.IPCStream
 	default:
-		if f, err = dimeio.FormatFromPath(*out); err != nil {
+		if f, err = dataset.FormatFromPath(*out); err != nil {
 			return usagef("--out %s: cannot tell the format from the extension (want .parquet, .arrow, .arrows or .csv); give --format", *out)
 		}
 	}
@@ -99,7 +99,7 @@ func runGen(e *env, args []string) error {
 		return err
 	}
 	err = dst.write(func(sink io.Writer) error {
-		w, err := dimeio.NewTableWriter(sink, f, columns, dimeio.WriterOptions{})
+		w, err := tablewriter.New(sink, f, columns, tablewriter.Options{})
 		if err != nil {
 			return usageError{err}
 		}
@@ -130,17 +130,17 @@ func genPeople(e *env, out, format string, rows int64, seed uint64, force bool, 
 	case rows < 1:
 		return usagef("--rows %d: want at least 1", rows)
 	}
-	f := dimeio.Auto
+	f := dataset.Auto
 	var err error
 	switch {
 	case format != "":
-		if f, err = dimeio.ParseFormat(format); err != nil {
+		if f, err = dataset.ParseFormat(format); err != nil {
 			return usagef("--format %q: want parquet, ipc-file, ipc-stream or csv", format)
 		}
 	case out == "-":
-		f = dimeio.IPCStream
+		f = dataset.IPCStream
 	default:
-		if f, err = dimeio.FormatFromPath(out); err != nil {
+		if f, err = dataset.FormatFromPath(out); err != nil {
 			return usagef("--out %s: cannot tell the format from the extension (want .parquet, .arrow, .arrows or .csv); give --format", out)
 		}
 	}
@@ -152,7 +152,7 @@ func genPeople(e *env, out, format string, rows int64, seed uint64, force bool, 
 	src := synth.NewPeople(seed)
 	w := len(synth.PeopleColumns)
 	err = dst.write(func(sink io.Writer) error {
-		tw, err := dimeio.NewTableWriter(sink, f, synth.PeopleColumns, dimeio.WriterOptions{})
+		tw, err := tablewriter.New(sink, f, synth.PeopleColumns, tablewriter.Options{})
 		if err != nil {
 			return usageError{err}
 		}
@@ -184,7 +184,7 @@ func genPeople(e *env, out, format string, rows int64, seed uint64, force bool, 
 
 // genRows writes n rows of the stream to w, counting in p from the from
 // rows written before.
-func genRows(src *synth.Stream, w *dimeio.TableWriter, d int, n, from int64, p *progress) error {
+func genRows(src *synth.Stream, w *tablewriter.Writer, d int, n, from int64, p *progress) error {
 	const block = 4096
 	x, y := make([]float64, block*d), make([]float64, block*d)
 	table := make([]float64, block*2*d)
@@ -209,7 +209,7 @@ func genRows(src *synth.Stream, w *dimeio.TableWriter, d int, n, from int64, p *
 // values are zero-padded so that the files sort in the order of their rows
 // (a dataset is read sorted by path), and part is an integer partition key
 // that --where and --x/--y can use. Nothing is left of dir on an error.
-func genDataset(src *synth.Stream, dir string, n int, f dimeio.Format, columns []string, rows int64, d int, p *progress) error {
+func genDataset(src *synth.Stream, dir string, n int, f dataset.Format, columns []string, rows int64, d int, p *progress) error {
 	switch {
 	case n < 1 || n > 100000:
 		return usagef("--files %d: want 1 to 100000", n)
@@ -218,8 +218,8 @@ func genDataset(src *synth.Stream, dir string, n int, f dimeio.Format, columns [
 	case dir == "-":
 		return usagef("--files writes a directory: give --out DIR, not -")
 	}
-	if f == dimeio.Auto {
-		f = dimeio.Parquet
+	if f == dataset.Auto {
+		f = dataset.Parquet
 	}
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return usagef("--out %s: the directory exists and is not empty; gen --files writes a new dataset and overwrites nothing", dir)
@@ -244,7 +244,7 @@ func genDataset(src *synth.Stream, dir string, n int, f dimeio.Format, columns [
 		}
 		return err
 	}
-	ext := map[dimeio.Format]string{dimeio.Parquet: ".parquet", dimeio.IPCFile: ".arrow", dimeio.IPCStream: ".arrows", dimeio.CSV: ".csv"}[f]
+	ext := map[dataset.Format]string{dataset.Parquet: ".parquet", dataset.IPCFile: ".arrow", dataset.IPCStream: ".arrows", dataset.CSV: ".csv"}[f]
 	// SIGINT and SIGTERM end the writing between two files, and what was
 	// written is removed: no partial dataset is left.
 	sigs := notifySignals()
@@ -265,7 +265,7 @@ func genDataset(src *synth.Stream, dir string, n int, f dimeio.Format, columns [
 			return fail(fmt.Errorf("writing %s: %w", part, err))
 		}
 		path := filepath.Join(part, fmt.Sprintf("part-%05d%s", k, ext))
-		w, err := dimeio.Create(path, f, columns, dimeio.WriterOptions{})
+		w, err := tablewriter.Create(path, f, columns, tablewriter.Options{})
 		if err != nil {
 			return fail(err)
 		}

@@ -6,16 +6,17 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dime-project/dime/columns"
+	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/decode"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/internal/redact"
-	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/stream"
 )
 
@@ -35,7 +36,7 @@ type inputFlags struct {
 
 func (f *inputFlags) register(fs *flagSet) {
 	fs.StringVar(&f.format, "format", "", "input format: parquet, ipc-file, ipc-stream or csv (default: from the extension; - is an IPC stream on stdin); in a directory, read every file as this format")
-	fs.IntVar(&f.batchSize, "batch-size", dimeio.DefaultBatchSize, "rows per block read")
+	fs.IntVar(&f.batchSize, "batch-size", decode.DefaultBatchSize, "rows per block read")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "drop rows with a null, NaN, Inf or a value beyond ±1e150 in a selected column (counted) instead of stopping")
 	fs.BoolVar(&f.strict, "strict", false, "make an Arrow IPC stream without its end-of-stream marker (truncated?) an error rather than a warning")
 	fs.StringVar(&f.where, "where", "", "read only the files whose hive partitions (key=value directories) meet these conditions, e.g. 'region=eu,date>=2026-11-01' (comma = and; = != < <= > >=)")
@@ -44,14 +45,14 @@ func (f *inputFlags) register(fs *flagSet) {
 }
 
 // options returns the reader options for the given views.
-func (f *inputFlags) options(xcols, ycols []string) (dimeio.Options, error) {
-	opts := dimeio.Options{X: xcols, Y: ycols, BatchSize: f.batchSize, SkipInvalid: f.skipInvalid, Strict: f.strict, MaxAbs: exact.MaxAbsValue, Limit: f.limit, Workers: f.workers, StallTimeout: f.stall}
+func (f *inputFlags) options(xcols, ycols []string) (decode.Options, error) {
+	opts := decode.Options{Files: dataset.Options{StallTimeout: f.stall}, Columns: columns.Spec{X: xcols, Y: ycols}, Values: decode.Values{SkipInvalid: f.skipInvalid, MaxAbs: exact.MaxAbsValue}, BatchSize: f.batchSize, Strict: f.strict, Limit: f.limit, Workers: f.workers}
 	if f.format != "" {
-		format, err := dimeio.ParseFormat(f.format)
+		format, err := dataset.ParseFormat(f.format)
 		if err != nil {
 			return opts, usagef("--format %q: want parquet, ipc-file, ipc-stream or csv", f.format)
 		}
-		opts.Format = format
+		opts.Files.Format = format
 	}
 	if f.batchSize < 1 {
 		return opts, usagef("--batch-size %d: want at least 1", f.batchSize)
@@ -59,21 +60,21 @@ func (f *inputFlags) options(xcols, ycols []string) (dimeio.Options, error) {
 	if f.limit < 0 {
 		return opts, usagef("--limit %d: want a number of rows, or 0 for all", f.limit)
 	}
-	where, err := dimeio.ParseWhere(f.where)
+	where, err := dataset.ParseWhere(f.where)
 	if err != nil {
 		return opts, usagef("--where %q: %v", f.where, strings.TrimPrefix(err.Error(), "dimeio: where: "))
 	}
-	opts.Where = where
+	opts.Files.Where = where
 	return opts, nil
 }
 
 // open opens the dataset of a command.
-func (f *inputFlags) open(ctx context.Context, e *env, args []string, xcols, ycols []string) (*dimeio.DatasetReader, error) {
+func (f *inputFlags) open(ctx context.Context, e *env, args []string, xcols, ycols []string) (*decode.DatasetReader, error) {
 	opts, err := f.options(xcols, ycols)
 	if err != nil {
 		return nil, err
 	}
-	r, err := dimeio.OpenDataset(ctx, args, e.stdin, opts)
+	r, err := decode.OpenDataset(ctx, args, e.stdin, opts)
 	if err != nil {
 		return nil, inputError(err)
 	}
@@ -81,103 +82,67 @@ func (f *inputFlags) open(ctx context.Context, e *env, args []string, xcols, yco
 		r.Close()
 		return nil, err
 	}
-	warnColumns(e, r)
+	warnColumns(e, r.Columns())
 	return r, nil
 }
 
 // warnColumns says on stderr when a column is in a view twice (it then
 // counts twice, as a column of the view's width and weight) or in both
-// views (X and Y then share it): allowed, and sometimes meant, but more
-// often a slip of a glob or of the command line.
-func warnColumns(e *env, r interface{ Columns() (x, y []string) }) {
-	x, y := r.Columns()
+// views (X and Y then share it), or when two selections of one list column
+// ('emb[0:128]' and 'emb', or two slices) share elements: allowed, and
+// sometimes meant, but more often a slip of a glob or of the command line.
+func warnColumns(e *env, sel columns.Selection) {
 	for _, v := range []struct {
 		name string
-		cols []string
-	}{{"X", x}, {"Y", y}} {
+		cols columns.View
+	}{{"X", sel.X}, {"Y", sel.Y}} {
 		seen := map[string]bool{}
 		for _, c := range v.cols {
-			if seen[c] {
-				fmt.Fprintf(e.stderr, "dime: warning: column %q is in %s more than once; each copy counts as a column\n", c, v.name)
+			if l := c.Label(); seen[l] {
+				fmt.Fprintf(e.stderr, "dime: warning: column %q is in %s more than once; each copy counts as a column\n", l, v.name)
 			}
-			seen[c] = true
+			seen[c.Label()] = true
 		}
 	}
 	inX := map[string]bool{}
-	for _, c := range x {
-		inX[c] = true
+	for _, c := range sel.X {
+		inX[c.Label()] = true
 	}
 	warned := map[string]bool{}
-	for _, c := range y {
-		if inX[c] && !warned[c] {
-			warned[c] = true
-			fmt.Fprintf(e.stderr, "dime: warning: column %q is in both X and Y\n", c)
+	for _, c := range sel.Y {
+		if l := c.Label(); inX[l] && !warned[l] {
+			warned[l] = true
+			fmt.Fprintf(e.stderr, "dime: warning: column %q is in both X and Y\n", l)
 		}
 	}
-	warnSliceOverlaps(e, x, y)
-}
-
-// sliceLabel is a slice of a list column as the reader reports it.
-var sliceLabel = regexp.MustCompile(`^(.+)\[([0-9]+):([0-9]+)\]$`)
-
-// listPart is a selected column, or a slice of a list column.
-type listPart struct {
-	label, base string
-	lo, hi      int
-	slice       bool
-}
-
-func parseListPart(label string) listPart {
-	p := listPart{label: label, base: label}
-	if m := sliceLabel.FindStringSubmatch(label); m != nil {
-		p.base, p.slice = m[1], true
-		p.lo, _ = strconv.Atoi(m[2])
-		p.hi, _ = strconv.Atoi(m[3])
-	}
-	return p
-}
-
-// overlaps reports whether two different selections of one list column
-// (a slice and the whole column, or two slices) share elements.
-func (a listPart) overlaps(b listPart) bool {
-	if a.base != b.base || a.label == b.label || !a.slice && !b.slice {
-		return false
-	}
-	return !a.slice || !b.slice || a.lo < b.hi && b.lo < a.hi
+	warnSliceOverlaps(e, sel)
 }
 
 // warnSliceOverlaps is warnColumns for slices of list columns ('emb[0:128]'):
 // elements read twice, in one view or in both.
-func warnSliceOverlaps(e *env, x, y []string) {
-	px, py := make([]listPart, len(x)), make([]listPart, len(y))
-	for i, c := range x {
-		px[i] = parseListPart(c)
-	}
-	for i, c := range y {
-		py[i] = parseListPart(c)
-	}
+func warnSliceOverlaps(e *env, sel columns.Selection) {
 	warned := map[[2]string]bool{}
-	warn := func(a, b listPart, where string) {
-		if k := [2]string{a.label, b.label + where}; !warned[k] {
+	warn := func(a, b columns.Column, where string) {
+		if k := [2]string{a.Label(), b.Label() + where}; !warned[k] {
 			warned[k] = true
-			fmt.Fprintf(e.stderr, "dime: warning: %q and %q share elements of %q %s\n", a.label, b.label, a.base, where)
+			fmt.Fprintf(e.stderr, "dime: warning: %q and %q share elements of %q %s\n", a.Label(), b.Label(), a.Name, where)
 		}
 	}
 	for _, v := range []struct {
-		name  string
-		parts []listPart
-	}{{"X", px}, {"Y", py}} {
-		for i, a := range v.parts {
-			for _, b := range v.parts[i+1:] {
-				if a.overlaps(b) {
+		name string
+		cols columns.View
+	}{{"X", sel.X}, {"Y", sel.Y}} {
+		for i, a := range v.cols {
+			for _, b := range v.cols[i+1:] {
+				if a.Overlaps(b) {
 					warn(a, b, "in "+v.name+"; each copy counts")
 				}
 			}
 		}
 	}
-	for _, a := range px {
-		for _, b := range py {
-			if a.overlaps(b) {
+	for _, a := range sel.X {
+		for _, b := range sel.Y {
+			if a.Overlaps(b) {
 				warn(a, b, "in X and Y")
 			}
 		}
@@ -188,15 +153,15 @@ func warnSliceOverlaps(e *env, x, y []string) {
 // a missing or unreadable file, a bad dataset, a bad column, bad data.
 func inputError(err error) error {
 	var pe *fs.PathError
-	if errors.Is(err, dimeio.ErrColumn) || errors.Is(err, dimeio.ErrFormat) || errors.Is(err, dimeio.ErrInvalidValue) ||
-		errors.Is(err, dimeio.ErrDataset) || errors.As(err, &pe) {
+	if errors.Is(err, decode.ErrColumn) || errors.Is(err, decode.ErrFormat) || errors.Is(err, decode.ErrInvalidValue) ||
+		errors.Is(err, decode.ErrDataset) || errors.As(err, &pe) {
 		return usageError{err}
 	}
 	return err
 }
 
 // warnInput prints the reader's warnings on stderr, one line each.
-func warnInput(e *env, r *dimeio.DatasetReader) {
+func warnInput(e *env, r *decode.DatasetReader) {
 	for _, w := range r.Warnings() {
 		fmt.Fprintf(e.stderr, "dime: warning: %s (--strict makes this an error)\n", redact.String(oneLine(w)))
 	}
@@ -213,7 +178,7 @@ func datasetArgs(command string, pos []string) ([]string, error) {
 
 // describeInput names the input of a report: the arguments, and the number
 // of files when it is not one.
-func describeInput(args []string, r *dimeio.DatasetReader) string {
+func describeInput(args []string, r *decode.DatasetReader) string {
 	s := redact.String(strings.Join(args, " "))
 	if n := r.Files(); n != 1 || len(args) != 1 {
 		s += fmt.Sprintf(" (%d files)", n)
@@ -283,7 +248,8 @@ func readSample(e *env, in *inputFlags, args []string, xcols, ycols []string, n,
 	if rows < 2 {
 		return sample{}, usagef("%s: %d rows (%d skipped): need at least 2", strings.Join(args, " "), rows, r.Skipped())
 	}
-	xcols, ycols = r.Columns()
+	sel := r.Columns()
+	xcols, ycols = sel.X.Labels(), sel.Y.Labels()
 	return sample{x: mat.NewDense(rows, dx, xs), y: mat.NewDense(rows, dy, ys), px: px, py: py, xcols: xcols, ycols: ycols,
 		seen: seen, skipped: r.Skipped(), input: describeInput(args, r)}, nil
 }

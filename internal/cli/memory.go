@@ -2,12 +2,12 @@ package cli
 
 import (
 	"fmt"
+	"github.com/dime-project/dime/decode"
 	"runtime"
 	"runtime/debug"
 
 	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/internal/memlimit"
-	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/stream"
 )
 
@@ -85,7 +85,7 @@ func checkStreamMemory(cfg stream.Config, dimX, dimY int) error {
 	// flight (three blocks of the dataset reader and two decoded batches),
 	// each at most io.MaxBlockBytes of values (at the default batch size,
 	// less for narrow rows).
-	block := min(8*d*dimeio.DefaultBatchSize, dimeio.MaxBlockBytes)
+	block := min(8*d*decode.DefaultBatchSize, decode.MaxBlockBytes)
 	need := rffMemory(cfg.Features, cfg.Permutations, cfg.Groups) + 8*uint64(cfg.Features)*d + 2*8*d*rows + 5*block
 	what := fmt.Sprintf("--features %d with %d permutations on %d+%d columns", cfg.Features, cfg.Permutations, dimX, dimY)
 	if cfg.ShuffleRows > 0 {

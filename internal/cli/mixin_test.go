@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/tablewriter"
 	"io"
 	"net"
 	"net/http"
@@ -17,11 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/monitor/metrics"
 	"github.com/dime-project/dime/synth"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // mixinDir holds the mixin: alerting and recording rules, their promtool
@@ -176,7 +176,7 @@ func freePort(t *testing.T) string {
 type monitorProcess struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
-	tw    *dimeio.TableWriter
+	tw    *tablewriter.Writer
 	addr  string // of its metrics
 	done  chan error
 }
@@ -229,7 +229,7 @@ func startMonitor(t *testing.T, args ...string) *monitorProcess {
 	case <-time.After(30 * time.Second):
 		t.Fatal("dime monitor: no metrics address")
 	}
-	tw, err := dimeio.NewTableWriter(stdin, dimeio.IPCStream, []string{"x0", "x1", "y0", "y1"}, dimeio.WriterOptions{BatchRows: 500})
+	tw, err := tablewriter.New(stdin, dataset.IPCStream, []string{"x0", "x1", "y0", "y1"}, tablewriter.Options{BatchRows: 500})
 	if err != nil {
 		t.Fatal(err)
 	}

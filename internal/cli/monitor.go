@@ -12,7 +12,8 @@ import (
 	"strings"
 	"time"
 
-	dimeio "github.com/dime-project/dime/io"
+	"github.com/dime-project/dime/columns"
+	"github.com/dime-project/dime/decode"
 	"github.com/dime-project/dime/monitor"
 	"github.com/dime-project/dime/monitor/metrics"
 	"github.com/dime-project/dime/stream"
@@ -186,11 +187,11 @@ func runMonitor(e *env, args []string) error {
 		return err
 	}
 	if *timeCol != "" {
-		unit, err := dimeio.ParseTimeUnit(*timeUnit)
+		unit, err := columns.ParseTimeUnit(*timeUnit)
 		if err != nil {
 			return usagef("--time-unit %q: want s, ms, us or ns", *timeUnit)
 		}
-		opts.TimeColumn, opts.TimeUnit = *timeCol, unit
+		opts.Columns.TimeColumn, opts.Columns.TimeUnit = *timeCol, unit
 	}
 
 	var met *metrics.Metrics
@@ -266,19 +267,19 @@ func runMonitor(e *env, args []string) error {
 // monitorInput reads the input and feeds it to a monitor, until the input
 // ends, fails, or a signal comes; in every case the rows read so far are
 // reported as a last (partial) window.
-func monitorInput(e *env, sigs *signals, inputs []string, opts dimeio.Options, mcfg monitor.Config, emit func(monitor.Window) error) error {
+func monitorInput(e *env, sigs *signals, inputs []string, opts decode.Options, mcfg monitor.Config, emit func(monitor.Window) error) error {
 	type opened struct {
-		r   *dimeio.DatasetReader
+		r   *decode.DatasetReader
 		err error
 	}
 	openc := make(chan opened, 1)
 	go func() {
 		// The files of a dataset are read in order, one window after
 		// another across them.
-		r, err := dimeio.OpenDataset(context.Background(), inputs, e.stdin, opts)
+		r, err := decode.OpenDataset(context.Background(), inputs, e.stdin, opts)
 		openc <- opened{r, err}
 	}()
-	var r *dimeio.DatasetReader
+	var r *decode.DatasetReader
 	select {
 	case <-sigs.Done():
 		return nil // interrupted before any row: nothing to report
@@ -292,8 +293,9 @@ func monitorInput(e *env, sigs *signals, inputs []string, opts dimeio.Options, m
 	if err := checkStreamMemory(mcfg.Stream, r.DimX(), r.DimY()); err != nil {
 		return err
 	}
-	warnColumns(e, r)
-	mcfg.Stream.XColumns, mcfg.Stream.YColumns = r.Columns()
+	sel := r.Columns()
+	warnColumns(e, sel)
+	mcfg.Stream.XColumns, mcfg.Stream.YColumns = sel.X.Labels(), sel.Y.Labels()
 	if b := mcfg.Baseline; b != nil {
 		bc := b.Config()
 		if bc.XColumns != nil && (!slices.Equal(bc.XColumns, mcfg.Stream.XColumns) || !slices.Equal(bc.YColumns, mcfg.Stream.YColumns)) {
@@ -363,14 +365,14 @@ func monitorInput(e *env, sigs *signals, inputs []string, opts dimeio.Options, m
 						// skipped (--skip-invalid would drop late rows).
 						if source, row, ok := r.Locate(late.Row); ok {
 							return usagef("%s: time column %q, row %d: time goes backwards: %s is before the window that starts at %s (--skip-invalid drops such rows)",
-								source, opts.TimeColumn, row, late.Time.Format(time.RFC3339Nano), late.WindowStart.Format(time.RFC3339Nano))
+								source, opts.Columns.TimeColumn, row, late.Time.Format(time.RFC3339Nano), late.WindowStart.Format(time.RFC3339Nano))
 						}
 					}
 					source := redact.String(strings.Join(inputs, " "))
 					if source == "-" {
 						source = "stdin"
 					}
-					return usagef("%s: time column %q: %v (--skip-invalid drops such rows)", source, opts.TimeColumn, err)
+					return usagef("%s: time column %q: %v (--skip-invalid drops such rows)", source, opts.Columns.TimeColumn, err)
 				}
 				return err
 			}

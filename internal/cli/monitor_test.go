@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/tablewriter"
 	"io"
 	"math"
 	"net/http"
@@ -21,12 +23,10 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
+	"github.com/dime-project/dime/synth"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-
-	dimeio "github.com/dime-project/dime/io"
-	"github.com/dime-project/dime/synth"
 )
 
 // ipcStream returns n rows of spec (columns x0, x1, y0, y1) as an Arrow IPC
@@ -41,7 +41,7 @@ func ipcStream(t *testing.T, spec synth.Spec, n, batch int) []byte {
 func writeStreamTo(t *testing.T, w io.Writer, spec synth.Spec, n, batch int) {
 	t.Helper()
 	x, y, _ := synth.Generate(spec, n)
-	tw, err := dimeio.NewTableWriter(w, dimeio.IPCStream, []string{"x0", "x1", "y0", "y1"}, dimeio.WriterOptions{BatchRows: batch})
+	tw, err := tablewriter.New(w, dataset.IPCStream, []string{"x0", "x1", "y0", "y1"}, tablewriter.Options{BatchRows: batch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func writeStreamTo(t *testing.T, w io.Writer, spec synth.Spec, n, batch int) {
 }
 
 // writeSynth writes n rows of spec (two columns per view) to tw.
-func writeSynth(t *testing.T, tw *dimeio.TableWriter, spec synth.Spec, n int) {
+func writeSynth(t *testing.T, tw *tablewriter.Writer, spec synth.Spec, n int) {
 	t.Helper()
 	x, y, err := synth.Generate(spec, n)
 	if err != nil {
@@ -73,7 +73,7 @@ func windowLines(t *testing.T, out string) []map[string]any {
 	var ws []map[string]any
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		if l != "" {
-			ws = append(ws, decode(t, l))
+			ws = append(ws, decodeJSON(t, l))
 		}
 	}
 	return ws
@@ -137,7 +137,7 @@ func TestMonitorMetrics(t *testing.T) {
 		close(lines)
 	}()
 	// Write two windows' worth of rows and keep the stream open.
-	tw, err := dimeio.NewTableWriter(stdinW, dimeio.IPCStream, []string{"x0", "x1", "y0", "y1"}, dimeio.WriterOptions{BatchRows: 500})
+	tw, err := tablewriter.New(stdinW, dataset.IPCStream, []string{"x0", "x1", "y0", "y1"}, tablewriter.Options{BatchRows: 500})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestMonitorMetrics(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		select {
 		case l := <-lines:
-			last = decode(t, l)
+			last = decodeJSON(t, l)
 		case <-time.After(30 * time.Second):
 			t.Fatal("no window line")
 		}
@@ -265,7 +265,7 @@ func TestMonitorSignalFlushes(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	tw, _ := dimeio.NewTableWriter(stdin, dimeio.IPCStream, []string{"x0", "x1", "y0", "y1"}, dimeio.WriterOptions{BatchRows: 250})
+	tw, _ := tablewriter.New(stdin, dataset.IPCStream, []string{"x0", "x1", "y0", "y1"}, tablewriter.Options{BatchRows: 250})
 	writeSynth(t, tw, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 4}, 1500)
 	// 1500 rows written in batches of 250: wait for the first window's line.
 	deadline := time.Now().Add(30 * time.Second)

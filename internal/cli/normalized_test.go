@@ -59,7 +59,7 @@ func TestNormalizedEndToEnd(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("seed %d, %s: score exit %d: %s", seed, c.name, code, errs)
 			}
-			r := decode(t, out)
+			r := decodeJSON(t, out)
 			norm := num(t, r, "dime_normalized")
 			t.Logf("seed %d, %s: score normalized %.4f", seed, c.name, norm)
 			if math.Abs(norm-c.want) > c.tol {
@@ -112,7 +112,7 @@ func TestMonitorFieldsMatchScore(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("score: exit %d: %s", code, errs)
 	}
-	s := decode(t, out)
+	s := decodeJSON(t, out)
 	code, out, errs = runBinary(t, nil, append([]string{"monitor", "--window-rows", "3000"}, common...)...)
 	if code != 0 {
 		t.Fatalf("monitor: exit %d: %s", code, errs)
@@ -153,7 +153,7 @@ func TestNormalizedOff(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("score %s: exit %d: %s", flag, code, errs)
 		}
-		r := decode(t, out)
+		r := decodeJSON(t, out)
 		v, present := r["dime_normalized"]
 		if off := flag == "--normalized=false"; off && present && v != nil {
 			t.Errorf("score %s: dime_normalized %v, want it absent or null", flag, v)

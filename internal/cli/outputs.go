@@ -2,11 +2,11 @@ package cli
 
 import (
 	"errors"
+	"github.com/dime-project/dime/dataset"
 	"io"
 	"os"
 
 	"github.com/dime-project/dime/internal/outfile"
-	dimeio "github.com/dime-project/dime/io"
 )
 
 // output is a file a command writes (--save-state, --plot, --out), checked
@@ -43,7 +43,7 @@ func newOutput(e *env, flag, path string, force bool, inputs ...string) (*output
 // the dataset's files (named through a directory, a glob, a file:// URL or
 // a hive partition rather than as an argument) is a usage error, found
 // before any row is read.
-func (e *env) excludeDataset(d *dimeio.Dataset) error {
+func (e *env) excludeDataset(d *dataset.Dataset) error {
 	if d == nil {
 		return nil
 	}

@@ -25,7 +25,7 @@ func TestPrecisionFlag(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("score %v: exit %d: %s", extra, code, errs)
 		}
-		dimes = append(dimes, num(t, decode(t, out), "dime"))
+		dimes = append(dimes, num(t, decodeJSON(t, out), "dime"))
 	}
 	if dimes[0] != dimes[1] {
 		t.Errorf("DiME %v by default, %v with --precision float32: want the same", dimes[0], dimes[1])

@@ -146,7 +146,8 @@ func runScore(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg.XColumns, cfg.YColumns = r.Columns()
+	sel := r.Columns()
+	cfg.XColumns, cfg.YColumns = sel.X.Labels(), sel.Y.Labels()
 	if err := checkStreamMemory(cfg, r.DimX(), r.DimY()); err != nil {
 		r.Close()
 		return err

@@ -50,7 +50,7 @@ func TestSerialRowsCommands(t *testing.T) {
 	if !strings.Contains(errs, "serially dependent") || !strings.Contains(errs, "--rows serial") || strings.Count(errs, "\n") != 1 {
 		t.Errorf("score (iid) on AR(1) rows: stderr %q, want one warning line", errs)
 	}
-	r := decode(t, out)
+	r := decodeJSON(t, out)
 	if r["row_model"] != "iid" || r["p_value_iid"] != nil || num(t, r, "lag1_autocorrelation_x") < 0.8 {
 		t.Errorf("score (iid): %v", r)
 	}
@@ -63,7 +63,7 @@ func TestSerialRowsCommands(t *testing.T) {
 	if code != 0 || errs != "" {
 		t.Fatalf("score --rows serial: exit %d: %q", code, errs)
 	}
-	r = decode(t, out)
+	r = decodeJSON(t, out)
 	if r["row_model"] != "serial" || r["p_value_iid"] == nil || num(t, r, "p_value") == num(t, r, "p_value_iid") {
 		t.Errorf("score --rows serial: %v", r)
 	}

@@ -1,15 +1,15 @@
 package cli
 
 import (
+	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/tablewriter"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	dimeio "github.com/dime-project/dime/io"
-	"github.com/dime-project/dime/synth"
 )
 
 // TestScoreSignalPrintsPartial starts score on a pipe, writes one batch of
@@ -35,7 +35,7 @@ func TestScoreSignalPrintsPartial(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		tw, err := dimeio.NewTableWriter(stdin, dimeio.IPCStream, []string{"x0", "x1", "y0", "y1"}, dimeio.WriterOptions{BatchRows: 500})
+		tw, err := tablewriter.New(stdin, dataset.IPCStream, []string{"x0", "x1", "y0", "y1"}, tablewriter.Options{BatchRows: 500})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +65,7 @@ func TestScoreSignalPrintsPartial(t *testing.T) {
 			t.Errorf("%v: exit %d (%v), stderr %q", c.sig, code, werr, stderr)
 		}
 		if c.json {
-			res := decode(t, out.String())
+			res := decodeJSON(t, out.String())
 			if res["partial"] != true || num(t, res, "rows") != 500 || num(t, res, "dime") <= 0 {
 				t.Errorf("%v: %v", c.sig, res)
 			}
@@ -74,7 +74,7 @@ func TestScoreSignalPrintsPartial(t *testing.T) {
 		}
 		// The saved state holds the same 500 rows.
 		mcode, mout, merrs := runBinary(t, nil, "merge", state, "--json")
-		if mcode != 0 || num(t, decode(t, mout), "rows") != 500 {
+		if mcode != 0 || num(t, decodeJSON(t, mout), "rows") != 500 {
 			t.Errorf("%v: merge of the saved state: exit %d, %s %s", c.sig, mcode, mout, merrs)
 		}
 	}
@@ -85,7 +85,7 @@ func TestScoreSignalPrintsPartial(t *testing.T) {
 func TestScoreWholeInputNotPartial(t *testing.T) {
 	in := ipcStream(t, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 6}, 1000, 250)
 	code, out, errs := runBinary(t, in, "score", "-", "--x", "x0,x1", "--y", "y0,y1", "--features", "16", "--json")
-	if res := decode(t, out); code != 0 || res["partial"] != nil || num(t, res, "rows") != 1000 {
+	if res := decodeJSON(t, out); code != 0 || res["partial"] != nil || num(t, res, "rows") != 1000 {
 		t.Errorf("exit %d %s: %v", code, errs, res)
 	}
 }

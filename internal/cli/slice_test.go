@@ -72,7 +72,7 @@ func TestEmbeddingSlices(t *testing.T) {
 	if code != 0 || errs != "" {
 		t.Fatalf("columns: exit %d, %q", code, errs)
 	}
-	s, c := decode(t, sliced), decode(t, named)
+	s, c := decodeJSON(t, sliced), decodeJSON(t, named)
 	for _, k := range []string{"rows", "sigma_x", "sigma_y", "entropy_joint", "dime", "dime_analytic"} {
 		if s[k] != c[k] { // the same values in the same order: the same floating-point operations
 			t.Errorf("%s: slices %v, columns %v", k, s[k], c[k])

@@ -2,14 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/tablewriter"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	dimeio "github.com/dime-project/dime/io"
-	"github.com/dime-project/dime/synth"
 )
 
 // writeUnits writes rows of the real-units kind (two columns per view:
@@ -21,7 +21,7 @@ func writeUnits(t *testing.T, path string, rows int, seed uint64, f func(row []f
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := dimeio.Create(path, dimeio.Auto, []string{"x0", "x1", "y0", "y1"}, dimeio.WriterOptions{})
+	w, err := tablewriter.Create(path, dataset.Auto, []string{"x0", "x1", "y0", "y1"}, tablewriter.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestCommandsScaleFree(t *testing.T) {
 			t.Fatalf("%s: %d and %d lines", c.name, len(la), len(lb))
 		}
 		for i := range la {
-			ma, mb := decode(t, la[i]), decode(t, lb[i])
+			ma, mb := decodeJSON(t, la[i]), decodeJSON(t, lb[i])
 			for _, k := range c.keys {
 				va, vb := num(t, ma, k), num(t, mb, k)
 				if rel := math.Abs(va-vb) / math.Abs(va); !(rel <= 1e-6) {
@@ -89,7 +89,7 @@ func TestCommandsScaleFree(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("compare: exit %d: %s", code, errs)
 		}
-		cmp[i] = decode(t, out)
+		cmp[i] = decodeJSON(t, out)
 	}
 	pick := func(m map[string]any) []map[string]any {
 		out := []map[string]any{m["exact"].(map[string]any)}
@@ -119,12 +119,12 @@ func TestAutoSigmaAgrees(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("score: %s", errs)
 	}
-	score := decode(t, out)
+	score := decodeJSON(t, out)
 	code, out, errs = runBinary(t, nil, append([]string{"sweep", path, "--sample", "300", "--pilot-rows", "300"}, views...)...)
 	if code != 0 {
 		t.Fatalf("sweep: %s", errs)
 	}
-	sweep := decode(t, out)
+	sweep := decodeJSON(t, out)
 	if score["sigma_x"] != sweep["auto_sigma_x"] || score["sigma_y"] != sweep["auto_sigma_y"] {
 		t.Errorf("score --sigma auto chose %v, %v; sweep %v, %v", score["sigma_x"], score["sigma_y"], sweep["auto_sigma_x"], sweep["auto_sigma_y"])
 	}
@@ -150,7 +150,7 @@ func TestScaleWarnings(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", c.args, code, errs)
 		}
-		m := decode(t, out)
+		m := decodeJSON(t, out)
 		ws, _ := m["warnings"].([]any)
 		lines := strings.Count(errs, "dime: warning: ")
 		if len(c.want) == 0 && (len(ws) != 0 || lines != 0) {
@@ -183,7 +183,7 @@ func TestPeopleExample(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("score: %s", errs)
 	}
-	m := decode(t, out)
+	m := decodeJSON(t, out)
 	if d, p := num(t, m, "dime"), num(t, m, "p_value"); !(d > 0.05) || !(p < 1e-6) || errs != "" {
 		t.Errorf("defaults: DiME %v, p %v, stderr %q", d, p, errs)
 	}
@@ -196,7 +196,7 @@ func TestPeopleExample(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("score height: %s", errs)
 	}
-	if p := num(t, decode(t, out), "p_value"); !(p > 0.001) {
+	if p := num(t, decodeJSON(t, out), "p_value"); !(p > 0.001) {
 		t.Errorf("height vs spend: p %v", p)
 	}
 }
@@ -214,7 +214,7 @@ func TestMonitorLike(t *testing.T) {
 	if code, _, errs := runBinary(t, nil, append([]string{"score", a, "--features", "16", "--sigma", "median", "--save-state", ref}, views...)...); code != 0 {
 		t.Fatalf("score: %s", errs)
 	}
-	st := decode(t, func() string {
+	st := decodeJSON(t, func() string {
 		_, out, _ := runBinary(t, nil, "merge", ref, "--json")
 		return out
 	}())
@@ -223,7 +223,7 @@ func TestMonitorLike(t *testing.T) {
 		t.Fatalf("monitor --like: %s", errs)
 	}
 	for i, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		w := decode(t, l)
+		w := decodeJSON(t, l)
 		if w["sigma_x"] != st["sigma_x"] || w["sigma_y"] != st["sigma_y"] {
 			t.Errorf("window %d: sigma %v, %v; the state's %v, %v", i, w["sigma_x"], w["sigma_y"], st["sigma_x"], st["sigma_y"])
 		}
@@ -247,7 +247,7 @@ func TestMonitorWarnings(t *testing.T) {
 		t.Errorf("stderr says it %d times: %q", n, errs)
 	}
 	for i, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		if ws, _ := decode(t, l)["warnings"].([]any); len(ws) == 0 {
+		if ws, _ := decodeJSON(t, l)["warnings"].([]any); len(ws) == 0 {
 			t.Errorf("window %d: no warnings", i)
 		}
 	}

@@ -142,12 +142,12 @@ exec %s --semi_persist_dir=%s "$@"
 	if err := launcher.Run(); err != nil {
 		t.Fatalf("dimebeam %s: %v\n%s\nPrism:\n%s", strings.Join(args, " "), err, stderr.String(), prismLog())
 	}
-	got := decode(t, stdout.String())
+	got := decodeJSON(t, stdout.String())
 	written, err := os.ReadFile(result)
 	if err != nil || !bytes.Equal(written, stdout.Bytes()) {
 		t.Errorf("the result file %s holds %q (%v), stdout %q", result, written, err, stdout.String())
 	}
-	want := decode(t, dime(t, append([]string{"score", data, "--json"}, flags...)...))
+	want := decodeJSON(t, dime(t, append([]string{"score", data, "--json"}, flags...)...))
 	for _, m := range []map[string]any{got, want} {
 		delete(m, "elapsed_seconds")
 		// The lag-1 autocorrelations are of the rows in arrival order,

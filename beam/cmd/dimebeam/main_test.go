@@ -56,7 +56,7 @@ func gen(t *testing.T, path string, rows int, seed int) {
 	dime(t, "gen", "--kind", "sine", "--dim", "2", "--noise", "0.3", "--rows", fmt.Sprint(rows), "--seed", fmt.Sprint(seed), "--out", path)
 }
 
-func decode(t *testing.T, s string) map[string]any {
+func decodeJSON(t *testing.T, s string) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal([]byte(s), &m); err != nil {
@@ -111,8 +111,8 @@ func TestMatchesDimeScore(t *testing.T) {
 	// Both with --precision float64 (flags): the default float32 products
 	// depend on where chunks of 256 rows start, at about 1e-7 relative
 	// with two columns per view (TestDefaultPrecision).
-	one := decode(t, dime(t, append([]string{"score", files[0], "--json"}, flags...)...))
-	sameFields(t, decode(t, out), one, "entropy_x", "entropy_y", "entropy_joint", "mutual_information", "dime_analytic", "dime")
+	one := decodeJSON(t, dime(t, append([]string{"score", files[0], "--json"}, flags...)...))
+	sameFields(t, decodeJSON(t, out), one, "entropy_x", "entropy_y", "entropy_joint", "mutual_information", "dime_analytic", "dime")
 
 	// The first file's state chooses the scales (on its 1000 rows, the
 	// first of the directory, as dimebeam does); the others take them with
@@ -127,12 +127,12 @@ func TestMatchesDimeScore(t *testing.T) {
 		}
 		states = append(states, st)
 	}
-	merged := decode(t, dime(t, append([]string{"merge", "--json"}, states...)...))
+	merged := decodeJSON(t, dime(t, append([]string{"merge", "--json"}, states...)...))
 	code, out, errs = runCmd(t, append([]string{"--input", dir}, flags...)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	got := decode(t, out)
+	got := decodeJSON(t, out)
 	delete(merged, "input") // dime merge names its states
 	delete(got, "input")
 	sameFields(t, got, merged, "entropy_x", "entropy_y", "entropy_joint", "mutual_information", "dime_analytic")
@@ -158,8 +158,8 @@ func TestDefaultPrecision(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	got := decode(t, out)
-	want := decode(t, dime(t, append(append([]string{"score", "--json"}, f...), dir)...))
+	got := decodeJSON(t, out)
+	want := decodeJSON(t, dime(t, append(append([]string{"score", "--json"}, f...), dir)...))
 	for _, q := range []string{"entropy_x", "entropy_y", "entropy_joint", "mutual_information", "dime_analytic", "dime", "dime_stderr", "dime_normalized", "p_value"} {
 		if got[q] != want[q] {
 			t.Errorf("%s: %v, dime score %v", q, got[q], want[q])
@@ -188,7 +188,7 @@ func TestSameDigitsTwice(t *testing.T) {
 		if err != nil || string(written) != stdout {
 			t.Fatalf("--output holds %q (%v), stdout %q", written, err, stdout)
 		}
-		m := decode(t, stdout)
+		m := decodeJSON(t, stdout)
 		delete(m, "elapsed_seconds")
 		outputs = append(outputs, m)
 		b, err := os.ReadFile(st)
@@ -209,7 +209,7 @@ func TestSameDigitsTwice(t *testing.T) {
 	if err != nil || e.Rows() != 600+900+1200+1500 {
 		t.Fatalf("state: %v, rows %d", err, e.Rows())
 	}
-	merged := decode(t, dime(t, "merge", "--json", filepath.Join(out, "0.state")))
+	merged := decodeJSON(t, dime(t, "merge", "--json", filepath.Join(out, "0.state")))
 	if merged["entropy_joint"] != outputs[0]["entropy_joint"] {
 		t.Errorf("dime merge reads entropy_joint %v, dimebeam printed %v", merged["entropy_joint"], outputs[0]["entropy_joint"])
 	}
@@ -226,7 +226,7 @@ func TestMedianPrinted(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	m := decode(t, out)
+	m := decodeJSON(t, out)
 	if m["sigma_rule_x"] != "median" || m["sigma_rule_y"] != "median" {
 		t.Errorf("rules %v, %v", m["sigma_rule_x"], m["sigma_rule_y"])
 	}
@@ -252,8 +252,8 @@ func TestWhere(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	want := decode(t, dime(t, append(append([]string{"score", "--json", "--where", "region=us"}, flags...), dir)...))
-	got := decode(t, out)
+	want := decodeJSON(t, dime(t, append(append([]string{"score", "--json", "--where", "region=us"}, flags...), dir)...))
+	got := decodeJSON(t, out)
 	if got["input"] != want["input"] {
 		t.Errorf("input %q, dime score %q", got["input"], want["input"])
 	}

@@ -4,13 +4,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/decode"
 	"os"
 	"strings"
 
 	dimebeam "github.com/dime-project/dime/beam"
 	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/exact"
-	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/rff"
 	"github.com/dime-project/dime/stream"
 )
@@ -75,7 +76,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.shuffle, "shuffle-buffer", 0, "rows to mix before pairing for the permutations, within a split (0: each batch)")
 	fs.StringVar(&o.format, "format", "", "input format: parquet, ipc-file, ipc-stream or csv (default: from the extension)")
 	fs.StringVar(&o.where, "where", "", "read only the files whose hive partitions (key=value directories) meet these conditions, e.g. 'region=eu,date>=2026-11-01' (comma = and; = != < <= > >=)")
-	fs.IntVar(&o.batchSize, "batch-size", dimeio.DefaultBatchSize, "rows per record batch read")
+	fs.IntVar(&o.batchSize, "batch-size", decode.DefaultBatchSize, "rows per record batch read")
 	fs.BoolVar(&o.skipInvalid, "skip-invalid", false, "drop rows with a null, NaN or Inf in a selected column (counted) instead of failing")
 	fs.Int64Var(&o.splitRows, "split-rows", dimebeam.DefaultSplitRows, "at most this many rows per split (unit of work of one worker): small Parquet files are packed together, large ones cut into runs of row groups; larger splits cost less, smaller ones spread a small dataset over more workers")
 	fs.IntVar(&o.pilotRows, "pilot-rows", stream.DefaultPilotRows, "rows on which the columns' scales and the median and auto bandwidths are chosen: the first rows of the dataset (files in path order), as dime score chooses them")
@@ -191,11 +192,11 @@ func (o *options) config() (dimebeam.Config, []string, error) {
 	}
 	cfg = dimebeam.Config{Stream: c, BatchSize: o.batchSize, SkipInvalid: o.skipInvalid, SplitRows: o.splitRows, SampleRows: o.pilotRows}
 	if o.format != "" {
-		if cfg.Format, err = dimeio.ParseFormat(o.format); err != nil {
+		if cfg.Format, err = dataset.ParseFormat(o.format); err != nil {
 			return cfg, nil, usagef("--format %q: want parquet, ipc-file, ipc-stream or csv", o.format)
 		}
 	}
-	if cfg.Where, err = dimeio.ParseWhere(o.where); err != nil {
+	if cfg.Where, err = dataset.ParseWhere(o.where); err != nil {
 		return cfg, nil, usagef("--where %q: %v", o.where, err)
 	}
 	// The scaling of standardized columns is chosen on the data, by

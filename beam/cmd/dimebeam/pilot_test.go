@@ -2,14 +2,14 @@ package main
 
 import (
 	"fmt"
+	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/tablewriter"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	dimeio "github.com/dime-project/dime/io"
-	"github.com/dime-project/dime/synth"
 )
 
 // TestPilotLayoutFree checks that the median bandwidths and the columns'
@@ -42,7 +42,7 @@ func TestPilotLayoutFree(t *testing.T) {
 		if !strings.Contains(errs, "chosen on the first 1000 rows") {
 			t.Errorf("%s: stderr %q", in, errs)
 		}
-		reports = append(reports, decode(t, out))
+		reports = append(reports, decodeJSON(t, out))
 	}
 	for i, in := range []string{"absolute path", "40 files"} {
 		a, b := reports[0], reports[i+1]
@@ -60,8 +60,8 @@ func TestPilotLayoutFree(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--sigma auto: exit %d: %s", code, errs)
 	}
-	got := decode(t, out)
-	want := decode(t, dime(t, append([]string{"score", eight, "--json", "--sigma", "auto"}, views...)...))
+	got := decodeJSON(t, out)
+	want := decodeJSON(t, dime(t, append([]string{"score", eight, "--json", "--sigma", "auto"}, views...)...))
 	for _, k := range []string{"sigma_x", "sigma_y", "sigma_rule_x"} {
 		if got[k] != want[k] {
 			t.Errorf("--sigma auto: %s %v, dime score %v", k, got[k], want[k])
@@ -80,7 +80,7 @@ func TestScaleFree(t *testing.T) {
 	}
 	write := func(name string, f func(row []float64)) string {
 		p := filepath.Join(dir, name)
-		w, err := dimeio.Create(p, dimeio.Auto, []string{"x0", "x1", "y0", "y1"}, dimeio.WriterOptions{})
+		w, err := tablewriter.Create(p, dataset.Auto, []string{"x0", "x1", "y0", "y1"}, tablewriter.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func TestScaleFree(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errs)
 		}
-		reps = append(reps, decode(t, out))
+		reps = append(reps, decodeJSON(t, out))
 	}
 	for _, k := range []string{"entropy_x", "entropy_y", "entropy_joint", "mutual_information", "dime", "dime_analytic", "sigma_x", "sigma_y"} {
 		a, b := reps[0][k].(float64), reps[1][k].(float64)
@@ -134,7 +134,7 @@ func TestLike(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--like: exit %d: %s", code, errs)
 	}
-	merged := decode(t, dime(t, "merge", "--json", ref, st))
+	merged := decodeJSON(t, dime(t, "merge", "--json", ref, st))
 	if merged["rows"] != 4500.0 {
 		t.Errorf("merged %v rows", merged["rows"])
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dime-project/dime/dataset"
 	"io"
 	"math"
 	"os"
@@ -22,7 +23,6 @@ import (
 	dimebeam "github.com/dime-project/dime/beam"
 	"github.com/dime-project/dime/internal/redact"
 	"github.com/dime-project/dime/internal/report"
-	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/stream"
 )
 
@@ -226,7 +226,7 @@ func overwritesInput(out string, inputs []string) bool {
 		}
 		st, err := os.Stat(i)
 		if err == nil && st.IsDir() && strings.HasPrefix(o, i+string(filepath.Separator)) {
-			if _, err := dimeio.FormatFromPath(o); err == nil {
+			if _, err := dataset.FormatFromPath(o); err == nil {
 				return true
 			}
 		}

@@ -1,7 +1,0 @@
-//go:build race
-
-package io_test
-
-// raceEnabled reports whether the tests run under the race detector, whose
-// shadow memory inflates the resident set.
-const raceEnabled = true
