@@ -109,12 +109,13 @@ func (l *recordLimiter) Read(p []byte) (int, error) {
 // that is not a number is then reported with its column and row, which
 // arrow/csv does not do, and type inference (which looks at the first row
 // only) cannot pick a wrong type. Columns not selected are not converted.
-func (r *Reader) openCSV(in io.Reader, opts Options) error {
+// openCSV reads the header; start reads the selected columns.
+func openCSV(source string, in io.Reader, opts Options) (*csvDecoder, error) {
 	comma := opts.Comma
 	if comma == 0 {
 		comma = ','
 	}
-	br := bufio.NewReader(&recordLimiter{r: in, max: maxCSVRecord, source: r.source})
+	br := bufio.NewReader(&recordLimiter{r: in, max: maxCSVRecord, source: source})
 	if b, err := br.Peek(len(utf8BOM)); err == nil && bytes.Equal(b, utf8BOM) {
 		br.Discard(len(utf8BOM))
 	}
@@ -126,33 +127,49 @@ func (r *Reader) openCSV(in io.Reader, opts Options) error {
 	header, err := hr.Read()
 	var ie *ioerr.Error
 	if err == io.EOF {
-		return ioerr.New(ErrFormat, r.source, nil, "empty CSV: no header row")
+		return nil, ioerr.New(ErrFormat, source, nil, "empty CSV: no header row")
 	}
 	if errors.As(err, &ie) {
-		return err
+		return nil, err
 	}
 	if err != nil {
-		return ioerr.New(ErrFormat, r.source, err, "reading the CSV header")
+		return nil, ioerr.New(ErrFormat, source, err, "reading the CSV header")
 	}
 	_, err = hr.Read()
 	noRows := err == io.EOF
 	if errors.As(err, &ie) {
-		return err
+		return nil, err
 	}
 	if err != nil && !noRows {
-		return ioerr.New(ErrFormat, r.source, err, "reading CSV row 0")
+		return nil, ioerr.New(ErrFormat, source, err, "reading CSV row 0")
 	}
+	return &csvDecoder{source: source, header: header, noRows: noRows, seen: &seen, br: br, comma: comma}, nil
+}
 
-	// Columns to read: each selected column once (globs expanded against
-	// the header), time last; partition keys are the Extractor's.
-	hfields := make([]arrow.Field, len(header))
-	for i, h := range header {
-		hfields[i] = arrow.Field{Name: h} // no type: a CSV number
+// csvDecoder is a CSV input whose header has been read.
+type csvDecoder struct {
+	source string
+	header []string
+	noRows bool
+	seen   *bytes.Buffer // the bytes read so far, which arrow/csv reads again
+	br     *bufio.Reader
+	comma  rune
+}
+
+// fields returns the header's columns, without a type: CSV numbers.
+func (d *csvDecoder) fields() []arrow.Field {
+	f := make([]arrow.Field, len(d.header))
+	for i, h := range d.header {
+		f[i] = arrow.Field{Name: h}
 	}
-	sel, err := columns.Select(r.source, hfields, r.parts, opts.Columns)
-	if err != nil {
-		return err
-	}
+	return f
+}
+
+func (d *csvDecoder) release() {}
+
+// start reads the columns of sel: each once, time last; partition keys are
+// the Extractor's.
+func (d *csvDecoder) start(sel columns.Selection, opts Options) (started, error) {
 	var names []string
 	for _, c := range append(append(columns.View{}, sel.X...), sel.Y...) {
 		if c.Partition == nil && !slices.Contains(names, c.Name) {
@@ -165,31 +182,27 @@ func (r *Reader) openCSV(in io.Reader, opts Options) error {
 	}
 	if t := sel.Time; t != nil {
 		if slices.Contains(names, t.Name) {
-			return ioerr.New(ErrColumn, r.source, nil, "CSV time column %q cannot also be in X or Y", t.Name)
+			return started{}, ioerr.New(ErrColumn, d.source, nil, "CSV time column %q cannot also be in X or Y", t.Name)
 		}
 		names = append(names, t.Name)
 		fields = append(fields, arrow.Field{Name: t.Name, Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}, Nullable: true})
 	}
 	if len(names) == 0 {
-		return ioerr.New(ErrColumn, r.source, nil, "no columns selected for X or Y")
+		return started{}, ioerr.New(ErrColumn, d.source, nil, "no columns selected for X or Y")
 	}
 	schema := arrow.NewSchema(fields, nil)
-	if r.ext, err = newExtractor(r.source, schema, sel, opts.Values); err != nil {
-		return err
-	}
-	if noRows {
-		r.src = emptySource{}
-		return nil
+	if d.noRows {
+		return started{src: emptySource{}, schema: schema, total: -1}, nil
 	}
 	types := make(map[string]arrow.DataType, len(names))
 	for _, n := range names {
 		types[n] = arrow.BinaryTypes.String
 	}
 	mem := opts.allocator()
-	ar := csv.NewInferringReader(io.MultiReader(&seen, br),
-		csv.WithHeader(true), csv.WithComma(comma), csv.WithChunk(max(blockRows(opts.batchSize(), len(names)), 2)),
+	ar := csv.NewInferringReader(io.MultiReader(d.seen, d.br),
+		csv.WithHeader(true), csv.WithComma(d.comma), csv.WithChunk(max(blockRows(opts.batchSize(), len(names)), 2)),
 		csv.WithAllocator(mem), csv.WithIncludeColumns(names), csv.WithColumnTypes(types))
-	s := &csvSource{source: r.source, r: ar, schema: schema, timeScale: nanosPer(opts.Columns.TimeUnit), timeUnit: opts.Columns.TimeUnit}
+	s := &csvSource{source: d.source, r: ar, schema: schema, timeScale: nanosPer(opts.Columns.TimeUnit), timeUnit: opts.Columns.TimeUnit}
 	s.numbers = make([]*array.Float64Builder, len(fields))
 	for i, f := range fields {
 		if f.Type.ID() == arrow.FLOAT64 {
@@ -198,8 +211,7 @@ func (r *Reader) openCSV(in io.Reader, opts Options) error {
 			s.times = array.NewTimestampBuilder(mem, f.Type.(*arrow.TimestampType))
 		}
 	}
-	r.src = s
-	return nil
+	return started{src: s, schema: schema, total: -1}, nil
 }
 
 // emptySource has no record batches.

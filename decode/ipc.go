@@ -9,9 +9,11 @@ import (
 	"io"
 	"sync/atomic"
 
+	"github.com/dime-project/dime/columns"
 	"github.com/dime-project/dime/internal/arrowfix"
 	"github.com/dime-project/dime/internal/ioerr"
 
+	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 )
@@ -169,9 +171,27 @@ func (m *messageReader) Release() {
 	}
 }
 
-// openIPC reads the messages of r (size bytes, or -1 if unknown) with an
-// ipc.Reader; what names the format in errors.
-func (r *Reader) openIPC(in io.Reader, size int64, what string, opts Options) error {
+// ipcDecoder is an Arrow IPC file or stream whose schema has been read.
+type ipcDecoder struct {
+	sr     *ipc.Reader
+	mr     *messageReader
+	source string
+	what   string
+}
+
+func (d *ipcDecoder) fields() []arrow.Field { return d.sr.Schema().Fields() }
+
+func (d *ipcDecoder) release() { d.sr.Release() }
+
+// start reads the record batches whole: IPC has no projection.
+func (d *ipcDecoder) start(_ columns.Selection, opts Options) (started, error) {
+	src := &ipcStreamSource{Reader: d.sr, mr: d.mr, source: d.source, strict: opts.Strict, file: d.what != "Arrow IPC stream"}
+	return started{src: src, schema: d.sr.Schema(), total: -1}, nil
+}
+
+// openIPC reads the messages of in (size bytes, or -1 if unknown) with an
+// ipc.Reader, up to the schema; what names the format in errors.
+func openIPC(source string, in io.Reader, size int64, what string, opts Options) (*ipcDecoder, error) {
 	mem := opts.allocator()
 	mr := newMessageReader(in, size, mem)
 	mr.alloc = arrowfix.NewBatchAllocator(mem)
@@ -179,20 +199,15 @@ func (r *Reader) openIPC(in io.Reader, size int64, what string, opts Options) er
 	if err != nil {
 		mr.Release()
 		if errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-			return ioerr.New(ErrFormat, r.source, nil, "empty input: no Arrow IPC schema")
+			return nil, ioerr.New(ErrFormat, source, nil, "empty input: no Arrow IPC schema")
 		}
-		return ioerr.New(ErrFormat, r.source, err, "not an %s, or a truncated or corrupt one", what)
+		return nil, ioerr.New(ErrFormat, source, err, "not an %s, or a truncated or corrupt one", what)
 	}
-	if r.ext, err = r.extractor(sr.Schema(), opts); err != nil {
-		sr.Release()
-		return err
-	}
-	r.src = &ipcStreamSource{Reader: sr, mr: mr, source: r.source, strict: opts.Strict, file: what != "Arrow IPC stream"}
-	return nil
+	return &ipcDecoder{sr: sr, mr: mr, source: source, what: what}, nil
 }
 
-func (r *Reader) openIPCStream(in io.Reader, size int64, opts Options) error {
-	return r.openIPC(in, size, "Arrow IPC stream", opts)
+func openIPCStream(source string, in io.Reader, size int64, opts Options) (*ipcDecoder, error) {
+	return openIPC(source, in, size, "Arrow IPC stream", opts)
 }
 
 // ipcStreamSource is the record source of an IPC stream or file: it frees
@@ -258,31 +273,31 @@ func (s *ipcStreamSource) warning() string {
 
 // openIPCFile checks the magic at both ends of the file and reads the
 // messages between the first magic and the footer.
-func (r *Reader) openIPCFile(f io.ReaderAt, size int64, opts Options) error {
+func openIPCFile(source string, f io.ReaderAt, size int64, opts Options) (*ipcDecoder, error) {
 	const head, tail = 8, 10 // "ARROW1" + padding; footer length + "ARROW1"
 	bad := func(why string) error {
-		return ioerr.New(ErrFormat, r.source, nil, "not an Arrow IPC file, or a truncated or corrupt one: %s", why)
+		return ioerr.New(ErrFormat, source, nil, "not an Arrow IPC file, or a truncated or corrupt one: %s", why)
 	}
 	if size < head+tail {
-		return bad(fmt.Sprintf("%d bytes", size))
+		return nil, bad(fmt.Sprintf("%d bytes", size))
 	}
 	var start, end [10]byte
 	if _, err := f.ReadAt(start[:head], 0); err != nil {
-		return fmt.Errorf("dimeio: %w", err)
+		return nil, fmt.Errorf("dimeio: %w", err)
 	}
 	if _, err := f.ReadAt(end[:], size-tail); err != nil {
-		return fmt.Errorf("dimeio: %w", err)
+		return nil, fmt.Errorf("dimeio: %w", err)
 	}
 	if !bytes.HasPrefix(start[:], arrowMagic) {
-		return bad("no ARROW1 at the start")
+		return nil, bad("no ARROW1 at the start")
 	}
 	if !bytes.Equal(end[4:], arrowMagic) {
-		return bad("no ARROW1 at the end")
+		return nil, bad("no ARROW1 at the end")
 	}
 	footer := int64(int32(binary.LittleEndian.Uint32(end[:4])))
 	if footer <= 0 || head+footer+tail > size {
-		return bad(fmt.Sprintf("footer of %d bytes in a file of %d", footer, size))
+		return nil, bad(fmt.Sprintf("footer of %d bytes in a file of %d", footer, size))
 	}
 	messages := size - head - footer - tail
-	return r.openIPC(io.NewSectionReader(f, head, messages), messages, "Arrow IPC file", opts)
+	return openIPC(source, io.NewSectionReader(f, head, messages), messages, "Arrow IPC file", opts)
 }

@@ -24,30 +24,41 @@ import (
 // KiB reads 25% faster than 256 KiB or 1 MiB, and as fast as 16 KiB.
 const parquetBufferSize = 64 << 10
 
-// openParquet reads the selected columns of a Parquet file, BatchSize rows at
-// a time, with a column reader of pqarrow per selected column. (pqarrow's
-// own record reader, in v15, returns no rows without an error for a zero
-// batch size, ends with io.EOF rather than nil, and panics when a corrupt
-// file makes its columns disagree on the number of rows; here that is an
-// error.)
-func (r *Reader) openParquet(src *dataset.Source, opts Options, rg *groupRange) (err error) {
-	f := src.File
+// parquetDecoder is a Parquet file whose schema has been read: start reads
+// the selected columns, BatchSize rows at a time, with a column reader of
+// pqarrow per selected column. (pqarrow's own record reader, in v15, returns
+// no rows without an error for a zero batch size, ends with io.EOF rather
+// than nil, and panics when a corrupt file makes its columns disagree on the
+// number of rows; here that is an error.)
+type parquetDecoder struct {
+	source string
+	src    *dataset.Source
+	groups *groupRange
+	mem    *arrowfix.ParquetAllocator
+	pf     *file.Reader
+	fr     *pqarrow.FileReader
+	schema *arrow.Schema
+	batch  int
+}
+
+// openParquet reads the footer and the schema of a Parquet file.
+func openParquet(source string, src *dataset.Source, opts Options, rg *groupRange) (d *parquetDecoder, err error) {
 	mem := arrowfix.NewParquetAllocator(opts.Allocator)
 	defer func() {
 		if err != nil {
 			mem.Close()
 		}
 	}()
-	defer recoverDecoder(r.source, &err)
+	defer recoverDecoder(source, &err)
 	props := parquet.NewReaderProperties(mem)
 	props.BufferedStreamEnabled = true
 	props.BufferSize = parquetBufferSize
-	pf, err := file.NewParquetReader(f, file.WithReadProps(props))
+	pf, err := file.NewParquetReader(src.File, file.WithReadProps(props))
 	if err != nil {
-		return ioerr.New(ErrFormat, r.source, err, "not a Parquet file, or a truncated or corrupt one")
+		return nil, ioerr.New(ErrFormat, source, err, "not a Parquet file, or a truncated or corrupt one")
 	}
 	if err := arrowfix.CheckEmbeddedArrowSchema(pf.MetaData().KeyValueMetadata()); err != nil {
-		return ioerr.New(ErrFormat, r.source, err, "corrupt Parquet file")
+		return nil, ioerr.New(ErrFormat, source, err, "corrupt Parquet file")
 	}
 	// A file smaller than a batch is read in one batch of its size: the
 	// column readers reserve buffers for a whole batch, which for a small
@@ -55,21 +66,27 @@ func (r *Reader) openParquet(src *dataset.Source, opts Options, rg *groupRange) 
 	batch := int(min(int64(opts.batchSize()), max(1, pf.NumRows())))
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(batch)}, mem)
 	if err != nil {
-		return ioerr.New(ErrFormat, r.source, err, "reading the Parquet schema")
+		return nil, ioerr.New(ErrFormat, source, err, "reading the Parquet schema")
 	}
 	schema, err := fr.Schema()
 	if err != nil {
-		return ioerr.New(ErrFormat, r.source, err, "reading the Parquet schema")
+		return nil, ioerr.New(ErrFormat, source, err, "reading the Parquet schema")
 	}
-	// Check the selection against the whole schema, then read only the
-	// selected columns (their leaves, in schema order).
-	sel, err := columns.Select(r.source, schema.Fields(), r.parts, opts.Columns)
+	return &parquetDecoder{source: source, src: src, groups: rg, mem: mem, pf: pf, fr: fr, schema: schema, batch: batch}, nil
+}
+
+func (d *parquetDecoder) fields() []arrow.Field { return d.schema.Fields() }
+
+func (d *parquetDecoder) release() { d.mem.Close() }
+
+// start reads only the selected columns (their leaves, in schema order),
+// once the selection has been checked against the whole schema.
+func (d *parquetDecoder) start(sel columns.Selection, opts Options) (st started, err error) {
+	defer recoverDecoder(d.source, &err)
+	pf, fr, mem, rg, batch := d.pf, d.fr, d.mem, d.groups, d.batch
+	full, err := newExtractor(d.source, d.schema, sel, opts.Values)
 	if err != nil {
-		return err
-	}
-	full, err := newExtractor(r.source, schema, sel, opts.Values)
-	if err != nil {
-		return err
+		return st, err
 	}
 	// Wide rows (an embedding of a FixedSizeList column) are read in
 	// batches of fewer rows, so that a batch's values stay within
@@ -77,7 +94,7 @@ func (r *Reader) openParquet(src *dataset.Source, opts Options, rg *groupRange) 
 	if rows := blockRows(batch, full.DimX()+full.DimY()); rows < batch {
 		batch = rows
 		if fr, err = pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(rows)}, mem); err != nil {
-			return ioerr.New(ErrFormat, r.source, err, "reading the Parquet schema")
+			return st, ioerr.New(ErrFormat, d.source, err, "reading the Parquet schema")
 		}
 	}
 	var leaves []int
@@ -96,7 +113,7 @@ func (r *Reader) openParquet(src *dataset.Source, opts Options, rg *groupRange) 
 	var firstRow, total int64 = 0, pf.NumRows()
 	if rg != nil {
 		if rg.first+rg.count > len(groups) {
-			return ioerr.New(ErrFormat, r.source, nil, "row groups %d to %d asked of a file of %d", rg.first, rg.first+rg.count-1, len(groups))
+			return st, ioerr.New(ErrFormat, d.source, nil, "row groups %d to %d asked of a file of %d", rg.first, rg.first+rg.count-1, len(groups))
 		}
 		total = 0
 		for i := 0; i < rg.first+rg.count; i++ {
@@ -114,37 +131,30 @@ func (r *Reader) openParquet(src *dataset.Source, opts Options, rg *groupRange) 
 	// of Arrow's decoder on one of those could not be recovered.
 	fields, err := fr.Manifest.GetFieldIndices(leaves)
 	if err != nil {
-		return ioerr.New(ErrFormat, r.source, err, "reading the Parquet schema")
+		return st, ioerr.New(ErrFormat, d.source, err, "reading the Parquet schema")
 	}
 	included := make(map[int]bool, len(leaves))
 	for _, l := range leaves {
 		included[l] = true
 	}
-	src.Expect(chunkExtents(pf, groups, leaves))
-	ps := &parquetSource{source: r.source, batch: int64(batch), head: int64(opts.headRows), total: total, mem: mem}
+	d.src.Expect(chunkExtents(pf, groups, leaves))
+	ps := &parquetSource{source: d.source, batch: int64(batch), head: int64(opts.headRows), total: total, mem: mem}
 	if !skipPageCRC {
-		ps.crc = newPageChecker(r.source, f, pf, groups, leaves)
+		ps.crc = newPageChecker(d.source, d.src.File, pf, groups, leaves)
 	}
 	outFields := make([]arrow.Field, 0, len(fields))
 	for _, fidx := range fields {
 		c, err := fr.GetFieldReader(context.Background(), fidx, included, groups)
 		if err != nil {
 			ps.Release()
-			return ioerr.New(ErrFormat, r.source, err, "reading the Parquet file")
+			return st, ioerr.New(ErrFormat, d.source, err, "reading the Parquet file")
 		}
 		ps.cols = append(ps.cols, c)
 		outFields = append(outFields, *c.Field())
 	}
 	projected := arrow.NewSchema(outFields, fr.Manifest.SchemaMeta)
 	ps.schema = projected
-	if r.ext, err = newExtractor(r.source, projected, sel, opts.Values); err != nil {
-		ps.Release()
-		return err
-	}
-	r.ext.rowsRead = firstRow
-	r.src = ps
-	r.total = total
-	return nil
+	return started{src: ps, schema: projected, total: total, firstRow: firstRow}, nil
 }
 
 // chunkExtents returns the byte ranges of the column chunks of the leaves in

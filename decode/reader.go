@@ -159,19 +159,38 @@ func openInput(ctx context.Context, st *dataset.Storage, in dataset.Input, stdin
 		return fail(err)
 	}
 	r.closers = append(r.closers, src)
+	// Three steps, each once: the decoder reads the input's schema, the
+	// columns are selected from it, the decoder reads the selected columns.
+	var dec decoder
 	switch src.Format {
 	case dataset.Parquet:
-		err = r.openParquet(src, opts, groups)
+		dec, err = openParquet(r.source, src, opts, groups)
 	case dataset.IPCFile:
-		err = r.openIPCFile(src.File, src.Size, opts)
+		dec, err = openIPCFile(r.source, src.File, src.Size, opts)
 	case dataset.IPCStream:
-		err = r.openIPCStream(src.Stream, src.Size, opts)
+		dec, err = openIPCStream(r.source, src.Stream, src.Size, opts)
 	case dataset.CSV:
-		err = r.openCSV(src.Stream, opts)
+		dec, err = openCSV(r.source, src.Stream, opts)
 	}
 	if err != nil {
 		return fail(err)
 	}
+	sel, err := columns.Select(r.source, dec.fields(), r.parts, opts.Columns)
+	if err != nil {
+		dec.release()
+		return fail(err)
+	}
+	st2, err := dec.start(sel, opts)
+	if err != nil {
+		dec.release()
+		return fail(err)
+	}
+	if r.ext, err = newExtractor(r.source, st2.schema, sel, opts.Values); err != nil {
+		st2.src.Release()
+		return fail(err)
+	}
+	r.ext.rowsRead = st2.firstRow
+	r.src, r.total = st2.src, st2.total
 	if opts.Prefetch {
 		r.startPrefetch()
 	}
@@ -183,14 +202,26 @@ func openInput(ctx context.Context, st *dataset.Storage, in dataset.Input, stdin
 // column.
 func (r *Reader) Columns() columns.Selection { return r.ext.Columns() }
 
-// extractor selects the columns of opts in schema, the input's, and
-// returns their Extractor.
-func (r *Reader) extractor(schema *arrow.Schema, opts Options) (*Extractor, error) {
-	sel, err := columns.Select(r.source, schema.Fields(), r.parts, opts.Columns)
-	if err != nil {
-		return nil, err
-	}
-	return newExtractor(r.source, schema, sel, opts.Values)
+// decoder is an input of one format whose schema has been read.
+type decoder interface {
+	// fields returns the input's top-level fields (a CSV header's have no
+	// type): what columns.Select selects from.
+	fields() []arrow.Field
+	// start returns the record batches of the selected columns.
+	start(sel columns.Selection, opts Options) (started, error)
+	// release frees what the decoder holds, if start is not called or
+	// fails.
+	release()
+}
+
+// started is a decoder's record batches: their source and schema, the rows
+// of the input if known without reading it (else -1), and the index of the
+// first row read in the input (a range of Parquet row groups).
+type started struct {
+	src      recordSource
+	schema   *arrow.Schema
+	total    int64
+	firstRow int64
 }
 
 type closerFunc func() error
