@@ -28,7 +28,7 @@ type Config struct {
 	// Where keeps the files whose hive partitions meet every condition
 	// (dataset.ParseWhere); the others are never opened.
 	Where []dataset.Condition
-	// BatchSize is the number of rows per block read (dimeio's default
+	// BatchSize is the number of rows per block read (decode.DefaultBatchSize
 	// when 0).
 	BatchSize int
 	// SkipInvalid drops rows with a null, NaN or infinity in a selected

@@ -26,7 +26,7 @@ type Split struct {
 // Part is a piece of a split: a data file, or a range of row groups of a
 // Parquet file.
 type Part struct {
-	// Input is the data file (package io's dataset layer: a local path or
+	// Input is the data file (package dataset: a local path or
 	// an object-storage URL, its format, hive partitions, row groups).
 	Input dataset.Input
 	// FirstGroup and Groups are the row groups read (Groups = 0: the whole

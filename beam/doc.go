@@ -12,8 +12,8 @@
 // estimator of every row (stream.WriteState; dime merge and
 // stream.ReadState read it), in these steps:
 //
-//  1. the names are resolved together on a worker by package io's dataset
-//     layer (dataset.Resolve) into data files, sorted, each once, as dime
+//  1. the names are resolved together on a worker by package dataset
+//     (dataset.Resolve) into data files, sorted, each once, as dime
 //     score resolves its arguments;
 //  2. the Parquet footers are read on the workers, and the dataset is cut,
 //     in its order, into Splits of at most Config.SplitRows rows, as Spark
@@ -22,7 +22,7 @@
 //     decode.OpenRowGroups), a CSV or Arrow IPC file (rows unknown before
 //     reading) is a split of its own; the splits, not rows, are
 //     redistributed over the workers (beam.Reshuffle);
-//  3. each split is read by package io, block by block in constant memory,
+//  3. each split is read by package decode, block by block in constant memory,
 //     file after file, into a stream.Estimator of its own, whose state is
 //     the split's output;
 //  4. the states are added exactly (stream.Sum) in a tree of two levels:
@@ -100,11 +100,10 @@
 //
 // # Datasets
 //
-// Inputs are what dime score takes, read through package io's dataset
-// layer: local files, directories (read recursively; names starting with
+// Inputs are what dime score takes, resolved by package dataset: local files, directories (read recursively; names starting with
 // "." or "_" are skipped), globs, hive partitions (Config.Where keeps some
-// of them) and object-storage URLs (s3://, gs://, azblob://, as package io
-// opens them), in the formats of package io (Parquet, Arrow IPC files and
+// of them) and object-storage URLs (s3://, gs://, azblob://, as package dataset
+// opens them), in the formats of package decode (Parquet, Arrow IPC files and
 // streams, CSV). Every worker must be able to read them. Outputs (WriteFile) go through Beam's filesystem registry:
 // local paths, and gs:// or s3:// in programs that import those
 // filesystems, as the dimebeam command does.

@@ -76,14 +76,14 @@ func Check(ctx context.Context, inputs []string, cfg Config) (files int, err err
 //
 // The elements of files are what dime score takes as arguments: data files,
 // directories, quoted glob patterns and object-storage URLs (s3://, gs://,
-// azblob://), resolved together by package io's dataset layer on a worker
+// azblob://), resolved together by package dataset on a worker
 // (sorted, each file once, Config.Where applied). The Parquet footers are
 // read on the workers, and the dataset is cut into splits in its order:
 // consecutive files and row groups packed into splits of at most
 // Config.SplitRows rows (planSplits); the files and then the splits are
 // redistributed over the workers (rows are never shuffled: only the
 // descriptions of the splits are).
-// Every split is read by the io package into a stream.Estimator of its own,
+// Every split is read by package decode into a stream.Estimator of its own,
 // and the estimators' states are combined by a CombineFn that merges them
 // exactly (stream.Sum), so that the result is the same, bit for bit,
 // whatever the order in which the runner merges them, and whatever the

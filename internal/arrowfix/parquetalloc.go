@@ -23,7 +23,7 @@ import (
 // give every buffer back. Reading a file holds a few buffers per selected
 // column (values, levels, dictionary, decompression): at most 21 reading 20
 // columns of a 10⁶-row file (batches of 8,192 and 65,536 rows), at most 20
-// over the io package's tests and seed corpora, so the bound is thousands of
+// over the reading tests and seed corpora, so the bound is thousands of
 // times what a valid file needs, and the loop reaches it in a fraction of
 // a second.
 //
