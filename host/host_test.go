@@ -9,7 +9,9 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/blas/gonum"
 
+	_ "github.com/dime-project/dime/columns"
 	_ "github.com/dime-project/dime/covariance"
+	_ "github.com/dime-project/dime/dataset"
 	_ "github.com/dime-project/dime/decode"
 	_ "github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/host"
@@ -19,6 +21,7 @@ import (
 	_ "github.com/dime-project/dime/rff"
 	_ "github.com/dime-project/dime/stream"
 	_ "github.com/dime-project/dime/synth"
+	_ "github.com/dime-project/dime/tablewriter"
 )
 
 // TestImportChangesNothing checks that importing the library (every package
