@@ -84,7 +84,7 @@ func TestEigenStrideSameBits(t *testing.T) {
 		if err := Use(be); err != nil {
 			t.Fatal(err)
 		}
-		for _, n := range []int{31, 64, 96, 256} {
+		for _, n := range []int{31, 64, 96, 256, 512} {
 			if EigenStride(n) == n && n%32 == 0 {
 				t.Errorf("n %d: not padded", n)
 			}
