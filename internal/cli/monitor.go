@@ -49,9 +49,10 @@ type block struct {
 }
 
 // monitorFeatures is monitor's default D (--features), half of score's:
-// the cost of a window's Result falls about 6 times at 2,000-row windows,
-// for DiMEs that differ from D = 256's by a few standard errors at most
-// (docs/monitoring.md).
+// the cost of a window's Result falls about 6 times. RFF DiME grows with D,
+// so a window's DiME is lower than score's at D = 256 on the same rows (by
+// 6 to 40% on the families measured; dime_normalized by at most 4%): see
+// docs/monitoring.md.
 const monitorFeatures = 128
 
 func runMonitor(e *env, args []string) error {
