@@ -135,7 +135,8 @@ func nullCovariance(x, y *marginal, ur, ui, vr, vi []float64, n float64) *mat.Sy
 	D := x.desc.Map.Features
 	x.re, x.im = ur, ui
 	y.re, y.im = vr, vi
-	sigma := mat.NewSymDense(2*D, nil)
+	sigma := new(mat.SymDense)
+	sigma.SetRawSymmetric(linalg.NewEigenScratch(2 * D)) // the eigensolver's stride
 	product(sigma.RawSymmetric(), x, y, float64(D)*n/(n-1))
 	return sigma
 }

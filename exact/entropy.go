@@ -245,7 +245,9 @@ type entropyWorker struct {
 
 func (w *entropyWorker) ensure(n int) {
 	if w.scratch == nil || w.scratch.SymmetricDim() != n {
-		w.scratch = mat.NewSymDense(n, nil)
+		// The eigensolver's stride (padded against cache-set conflicts).
+		w.scratch = new(mat.SymDense)
+		w.scratch.SetRawSymmetric(linalg.NewEigenScratch(n))
 		w.values = make([]float64, n)
 	}
 }

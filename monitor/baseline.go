@@ -146,11 +146,11 @@ func (b *baseline) change(est *stream.Estimator, dime float64, rows int64) (*Cha
 		if est.Rows() < 2 {
 			continue
 		}
-		r, err := est.Result()
+		d, err := est.DiMEOnly() // Result().DiME, without the rest of a Result
 		if err != nil {
 			return nil, err
 		}
-		b.loo = append(b.loo, r.DiME)
+		b.loo = append(b.loo, d)
 	}
 	k := len(b.loo)
 	if k < 2 || math.IsNaN(dime) {

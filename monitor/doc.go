@@ -99,8 +99,9 @@
 // The cost: K + 1 estimators in memory instead of one (about 65 MB each at
 // the defaults, D = 256 and 4 groups: 7 matrices of (2D)² per group, the X
 // and Y parts, the joint and the normalized score's four, measured as the
-// live heap of one estimator) and K + 1 estimates per window instead of
-// one. Blocks are
+// live heap of one estimator) and, per window, K DiMEs beside the
+// window's Result (each DiME 30 of a Result's 53 eigenproblems at the
+// defaults: the leave-one-block-out windows need only their DiME). Blocks are
 // shuffle scopes: a window's permutations pair rows within its blocks, so
 // its numbers differ slightly (other pairings) from those of a monitor
 // without a baseline. Not with exponential decay.

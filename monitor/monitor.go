@@ -65,8 +65,9 @@ type Config struct {
 	// the jackknife of the change test (default DefaultBaselineBlocks):
 	// windows of WindowRows rows every ⌈WindowRows/K⌉ rows, time windows
 	// every Window/K. Each block holds an estimator (memory K + 1 times
-	// one, about 20 MB each at D = 256, P = 5) and costs one more estimate
-	// (P + 4 eigenproblems of size 2D) per window.
+	// one, about 20 MB each at D = 256, P = 5) and costs one more DiME per
+	// window (stream.Estimator.DiMEOnly: with the analytic defaults 30
+	// eigenproblems of size 2D, where a whole Result has 53).
 	BaselineBlocks int
 	// AlertChangeP alerts when the p-value of the change from the baseline
 	// falls below it.

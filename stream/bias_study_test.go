@@ -108,7 +108,7 @@ func TestBiasStudy(t *testing.T) {
 			if err := e.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			est, err := e.estimate()
+			est, err := e.estimate(false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,7 +167,7 @@ func TestThirdOrderUnbiased(t *testing.T) {
 			if err := e.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			est, err := e.estimate()
+			est, err := e.estimate(false)
 			if err != nil {
 				t.Fatal(err)
 			}

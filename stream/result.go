@@ -155,13 +155,34 @@ func (e *Estimator) Result() (Result, error) {
 	if e.rows < 2 {
 		return Result{}, invalidf("%d rows, want at least 2", e.rows)
 	}
-	est, err := e.estimate()
+	est, err := e.estimate(false)
 	if err != nil {
 		return Result{}, err
 	}
 	r := assemble(e.cfg, e.sigmaX, e.sigmaY, e.rows, e.skipped, est)
 	r.Lag1X, r.Lag1Y = e.lagX.largest(), e.lagY.largest()
 	return r, nil
+}
+
+// DiMEOnly returns Result().DiME, the same number to the bit, computing
+// only the entropies that DiME needs: the joint and the product of
+// marginals over every row and over the jackknife's subsets of groups (or
+// the permuted joints), without the entropies of X and Y, the normalized
+// score's self terms or the test of independence (with the defaults, 30
+// of a Result's 53 eigenproblems). A monitor's change test needs only
+// the DiMEs of its leave-one-block-out windows.
+func (e *Estimator) DiMEOnly() (float64, error) {
+	if err := e.Flush(); err != nil {
+		return math.NaN(), err
+	}
+	if e.rows < 2 {
+		return math.NaN(), invalidf("%d rows, want at least 2", e.rows)
+	}
+	est, err := e.estimate(true)
+	if err != nil {
+		return math.NaN(), err
+	}
+	return assemble(e.cfg, e.sigmaX, e.sigmaY, e.rows, e.skipped, est).DiME, nil
 }
 
 // estimates are the quantities a Result is assembled from; NaN when not
@@ -263,7 +284,8 @@ func (e *Estimator) dimeFills(skip uint64, kind pairKind) []fill {
 }
 
 // estimate computes the estimates of a Result from the groups and the
-// permuted accumulators.
+// permuted accumulators; with dimeOnly, only those DiME needs (the others
+// are NaN: see DiMEOnly).
 //
 // Memory: every matrix whose entropy is needed (the sums over every group
 // and over every group but one, the products of marginals) is written
@@ -273,7 +295,7 @@ func (e *Estimator) dimeFills(skip uint64, kind pairKind) []fill {
 // Result allocates GOMAXPROCS + 1 matrices of (2D)² float64 and the
 // eigensolvers' workspaces, whatever the number of groups, where forming
 // the sums and products took about 60 (TestResultAllocations).
-func (e *Estimator) estimate() (estimates, error) {
+func (e *Estimator) estimate(dimeOnly bool) (estimates, error) {
 	nan := math.NaN()
 	cfg := e.cfg
 	est := estimates{sperp: nan, jack: nan, jackSE: nan, selfX: nan, selfY: nan, groups: len(e.groups), pSerial: nan, variants: [4]float64{nan, nan, nan, nan},
@@ -302,6 +324,9 @@ func (e *Estimator) estimate() (estimates, error) {
 	// The entropies over every row: X, Y, joint, product of marginals,
 	// permuted joints, and the self terms' pairs.
 	fills := []fill{sumFill(xs), sumFill(ys), sumFill(xys)}
+	if dimeOnly {
+		fills = []fill{sumFill(xys)}
+	}
 	if !cfg.SkipAnalytic {
 		fills = append(fills, func(dst *mat.SymDense) error {
 			_, err := covariance.ProductOfMarginalsGroups(dst, xs, ys)
@@ -314,7 +339,7 @@ func (e *Estimator) estimate() (estimates, error) {
 		}
 		fills = append(fills, sumFill([]*covariance.Accumulator{a}))
 	}
-	normalized := !cfg.SkipNormalized
+	normalized := !cfg.SkipNormalized && !dimeOnly
 	var selfAll [2]bool
 	if normalized {
 		for i, kind := range []pairKind{selfXPair, selfYPair} {
@@ -408,15 +433,19 @@ func (e *Estimator) estimate() (estimates, error) {
 
 	// The test runs beside the entropies.
 	testDone := make(chan error, 1)
-	go func() {
-		t, err := covariance.IndependenceGroups(xs, ys, mx, my, mxy)
-		if err == nil {
-			est.test = t
-		} else if errors.Is(err, covariance.ErrEmpty) {
-			err = nil // too few effective rows: no p-value
-		}
-		testDone <- err
-	}()
+	if dimeOnly {
+		testDone <- nil
+	} else {
+		go func() {
+			t, err := covariance.IndependenceGroups(xs, ys, mx, my, mxy)
+			if err == nil {
+				est.test = t
+			} else if errors.Is(err, covariance.ErrEmpty) {
+				err = nil // too few effective rows: no p-value
+			}
+			testDone <- err
+		}()
+	}
 	s, err := exact.MatrixEntropiesOf(2*cfg.Features, cfg.Alpha, fills...)
 	if terr := <-testDone; err == nil {
 		err = terr
@@ -424,11 +453,16 @@ func (e *Estimator) estimate() (estimates, error) {
 	if err != nil {
 		return est, err
 	}
-	if cfg.RowModel == SerialRows {
+	if cfg.RowModel == SerialRows && !dimeOnly {
 		est.pSerial, _, _ = serialTest(e.groups, cfg.Features, est.test)
 	}
-	est.sx, est.sy, est.sxy = s[0], s[1], s[2]
-	s = s[3:]
+	if dimeOnly {
+		est.sx, est.sy, est.sxy = nan, nan, s[0]
+		s = s[1:]
+	} else {
+		est.sx, est.sy, est.sxy = s[0], s[1], s[2]
+		s = s[3:]
+	}
 	if !cfg.SkipAnalytic {
 		est.sperp, s = s[0], s[1:]
 	}

@@ -1,6 +1,7 @@
 package linalg
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -67,5 +68,46 @@ func TestDiagonalAndDstReuse(t *testing.T) {
 	}
 	if got, err := solver.EigenvaluesInPlace(nil, mat.NewSymDense(1, []float64{5}).RawSymmetric()); err != nil || got[0] != 5 {
 		t.Errorf("1×1: %v %v", got, err)
+	}
+}
+
+// TestEigenStrideSameBits checks that the padded stride of EigenStride
+// changes no eigenvalue, to the bit, on every backend compiled in: the
+// padding only moves the rows in memory.
+func TestEigenStrideSameBits(t *testing.T) {
+	def := Current()
+	defer Use(def)
+	for _, be := range []Backend{Gonum, OpenBLAS} {
+		if !be.Available() {
+			continue
+		}
+		if err := Use(be); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{31, 64, 96, 256, 512} {
+			if EigenStride(n) == n && n%32 == 0 {
+				t.Errorf("n %d: not padded", n)
+			}
+			a := randomSym(n, uint64(n))
+			var s SymEigensolver
+			plain := mat.NewSymDense(n, nil)
+			plain.CopySym(a)
+			want, err := s.EigenvaluesInPlace(nil, plain.RawSymmetric())
+			if err != nil {
+				t.Fatal(err)
+			}
+			padded := new(mat.SymDense)
+			padded.SetRawSymmetric(NewEigenScratch(n))
+			padded.CopySym(a)
+			got, err := s.EigenvaluesInPlace(nil, padded.RawSymmetric())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range want {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("%v, n %d: eigenvalue %d = %.17g with stride %d, %.17g with stride %d", be, n, i, got[i], EigenStride(n), want[i], n)
+				}
+			}
+		}
 	}
 }
