@@ -6,6 +6,7 @@ import (
 
 	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/stream"
+	"github.com/dime-project/dime/vocab"
 )
 
 // ErrConfig is matched by the errors of Config.Validate.
@@ -103,10 +104,11 @@ func (c Config) splitRows() int64 {
 	return DefaultSplitRows
 }
 
-// readOptions returns the options of dimeio for the views.
+// readOptions returns the options of dimeio for the views: a value beyond
+// ±vocab.MaxAbsValue is invalid, as a NaN is, as for dime score.
 func (c Config) readOptions() dimeio.Options {
 	return dimeio.Options{
 		X: c.Stream.XColumns, Y: c.Stream.YColumns, Format: c.Format, Where: c.Where,
-		BatchSize: c.BatchSize, SkipInvalid: c.SkipInvalid, Prefetch: true,
+		BatchSize: c.BatchSize, SkipInvalid: c.SkipInvalid, Prefetch: true, MaxAbs: vocab.MaxAbsValue,
 	}
 }

@@ -1,17 +1,17 @@
 package monitor
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
 
 	"github.com/dime-project/dime/stream"
+	"github.com/dime-project/dime/vocab"
 )
 
 // ErrLate is matched by the error of a row whose time lies before the
 // current time window.
-var ErrLate = errors.New("monitor: time goes backwards")
+var ErrLate = vocab.NewSentinel("monitor: time goes backwards")
 
 // LateError is the error of a row whose time lies before the current time
 // window; it matches ErrLate.
@@ -31,7 +31,7 @@ func (e *LateError) Error() string {
 func (e *LateError) Is(target error) bool { return target == ErrLate }
 
 // ErrConfig is matched by the errors of an invalid Config.
-var ErrConfig = errors.New("monitor: invalid configuration")
+var ErrConfig = vocab.NewSentinel("monitor: invalid configuration")
 
 // Config chooses the windows, the estimator and the alerts. Exactly one of
 // WindowRows (alone), Window, or HalfLife chooses the kind of window.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/exact"
-	"github.com/dime-project/dime/rff"
+	"github.com/dime-project/dime/vocab"
 )
 
 // Result is an RFF estimate with every parameter that produced it. Entropies
@@ -19,12 +19,12 @@ import (
 type Result struct {
 	Rows, SkippedRows      int64
 	XColumns, YColumns     []string
-	Kernel                 exact.Kernel
+	Kernel                 vocab.Kernel
 	Alpha                  float64
-	BandwidthX, BandwidthY exact.Bandwidth // the rules
+	BandwidthX, BandwidthY vocab.Bandwidth // the rules
 	SigmaX, SigmaY         float64         // the bandwidths they gave
 	Features               int             // D; the feature dimension is 2D
-	Variant                rff.Variant
+	Variant                vocab.Variant
 	Permutations           int
 	Seed                   uint64
 	ShuffleRows            int

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/stream"
+	"github.com/dime-project/dime/vocab"
 )
 
 // Number is a float64 that encodes NaN and ±Inf as JSON null.
@@ -114,7 +115,8 @@ func (r *Report) Warn(dimX, dimY int, maxEntropy float64) {
 		d          int
 		h          Number
 	}{{"X", r.SigmaRuleX, r.SigmaX, dimX, r.EntropyX}, {"Y", r.SigmaRuleY, r.SigmaY, dimY, r.EntropyY}}
-	lo, hi := exact.AutoScales[0], exact.AutoScales[len(exact.AutoScales)-1]
+	scales := exact.AutoScales()
+	lo, hi := scales[0], scales[len(scales)-1]
 	for _, v := range views {
 		fixed := exact.FixedSigma(v.d)
 		if v.rule == "auto" {
@@ -186,7 +188,7 @@ func RFF(r stream.Result, elapsed time.Duration) Report {
 	}
 	df, lagX, lagY := Number(r.DiMEDegreesOfFreedom), Number(r.Lag1X), Number(r.Lag1Y)
 	var pIID *Number
-	if r.RowModel == stream.SerialRows {
+	if r.RowModel == vocab.SerialRows {
 		v := Number(r.PValueIID)
 		pIID = &v
 	}

@@ -282,9 +282,8 @@ func TestBadInput(t *testing.T) {
 		{append([]string{"--input", empty}, views...), "no data files"},
 		{[]string{"--input", csvDir, "--x", "u", "--y", "v", "--sigma", "1"}, `b.csv: column "v", row 1: text "oops" is not a number`},
 		{append([]string{"--input", dir, "--features", "0"}, views...), "--features 0"},
-		{append([]string{"--input", dir, "--sigma", "wide"}, views...), `--sigma "wide"`},
 		{[]string{"--input", dir, "--x", "x0"}, "--y is required"},
-		{append([]string{"--input", dir, "--where", "region"}, views...), `where: "region" has no operator`},
+		{append([]string{"--input", dir, "--where", "region"}, views...), `--where "region": "region" has no operator`},
 		{views, "--input is required"},
 		{append([]string{"--input", dir, "--output", filepath.Join(dir, "a.parquet")}, views...), "is an input of this command"},
 	} {
