@@ -349,7 +349,7 @@ func (m *Monitor) close(partial bool) error {
 		}
 		win.Result = r
 	} else {
-		win.Result = nanResult(m.est)
+		win.Result = m.est.NaNResult()
 	}
 	win.Result.SkippedRows = m.skipped
 	if m.base != nil {
@@ -366,19 +366,6 @@ func (m *Monitor) close(partial bool) error {
 	m.index++
 	m.start, m.skipped, m.blockStart = m.row, 0, m.row
 	return m.emit(win)
-}
-
-// nanResult is the result of a window too short to estimate.
-func nanResult(e *stream.Estimator) stream.Result {
-	nan := math.NaN()
-	cfg := e.Config()
-	sx, sy := e.Bandwidths()
-	return stream.Result{Rows: e.Rows(), Kernel: cfg.Kernel, Alpha: cfg.Alpha, BandwidthX: cfg.BandwidthX, BandwidthY: cfg.BandwidthY,
-		SigmaX: sx, SigmaY: sy, Features: cfg.Features, Variant: cfg.Variant, Permutations: cfg.Permutations, Seed: cfg.Seed,
-		XColumns: cfg.XColumns, YColumns: cfg.YColumns, HalfLife: cfg.HalfLife, ShuffleRows: cfg.ShuffleRows,
-		EntropyX: nan, EntropyY: nan, EntropyJoint: nan, MutualInformation: nan, DiME: nan, DiMEStdErr: nan,
-		DiMEAnalytic: nan, EntropyProduct: nan, PValue: nan, EffectiveRows: float64(e.Rows()),
-		DiMESelfX: nan, DiMESelfY: nan, DiMENormalized: nan, TestStatistic: nan, TestNullMean: nan, PValuePermutations: nan}
 }
 
 // alerts sets the window's alert from the thresholds.

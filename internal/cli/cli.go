@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/dime-project/dime/internal/redact"
+	"github.com/dime-project/dime/redact"
 	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/vocab"
 )

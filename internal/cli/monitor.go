@@ -18,7 +18,7 @@ import (
 	"github.com/dime-project/dime/stream"
 	"github.com/dime-project/dime/vocab"
 
-	"github.com/dime-project/dime/internal/redact"
+	"github.com/dime-project/dime/redact"
 )
 
 // threshold is a float flag that is unset (nil) until given.

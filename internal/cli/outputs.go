@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/dime-project/dime/internal/outfile"
+	"github.com/dime-project/dime/outfile"
 	dimeio "github.com/dime-project/dime/io"
 )
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/dime-project/dime/exact"
-	rpt "github.com/dime-project/dime/internal/report"
+	rpt "github.com/dime-project/dime/report"
 	"github.com/dime-project/dime/vocab"
 )
 

@@ -1,6 +1,11 @@
 // Package report is the result of one estimate as the dime commands print
 // it: a table row by row, or one JSON object whose field names are part of
-// the commands' interface. dime (internal/cli) and dimebeam share it, so
+// the commands' interface.
+//
+// Contract: RFF and Exact turn a stream.Result or an exact.Result into a
+// Report; its JSON field names and their meaning are stable (a script
+// reads them), NaN and ±Inf print as null, and the same result gives the
+// same bytes. dime and dimebeam (module beam) both print through it, so
 // that dimebeam's JSON has the fields of dime score --json.
 package report
 
