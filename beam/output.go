@@ -15,8 +15,8 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
-	"github.com/dime-project/dime/outfile"
 	dimeio "github.com/dime-project/dime/io"
+	"github.com/dime-project/dime/outfile"
 )
 
 func init() {

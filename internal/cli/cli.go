@@ -9,8 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/dime-project/dime/redact"
 	dimeio "github.com/dime-project/dime/io"
+	"github.com/dime-project/dime/redact"
 	"github.com/dime-project/dime/vocab"
 )
 

@@ -5,8 +5,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/dime-project/dime/outfile"
 	dimeio "github.com/dime-project/dime/io"
+	"github.com/dime-project/dime/outfile"
 )
 
 // output is a file a command writes (--save-state, --plot, --out), checked

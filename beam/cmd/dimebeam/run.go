@@ -20,9 +20,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 
 	dimebeam "github.com/dime-project/dime/beam"
+	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/redact"
 	"github.com/dime-project/dime/report"
-	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/stream"
 	"github.com/dime-project/dime/vocab"
 )
