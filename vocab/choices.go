@@ -93,9 +93,12 @@ func ParsePrecision(name string) (Precision, error) {
 	return 0, Errorf("unknown precision %q (want float32 or float64)", name)
 }
 
+// Valid reports whether p is Float64 or Float32.
+func (p Precision) Valid() bool { return p == Float64 || p == Float32 }
+
 // MarshalText implements encoding.TextMarshaler.
 func (p Precision) MarshalText() ([]byte, error) {
-	if p > Float32 {
+	if !p.Valid() {
 		return nil, Errorf("unknown precision %d", uint8(p))
 	}
 	return []byte(p.String()), nil
