@@ -7,6 +7,7 @@ import (
 	"github.com/dime-project/dime/dataset"
 	"github.com/dime-project/dime/decode"
 	"github.com/dime-project/dime/stream"
+	"github.com/dime-project/dime/vocab"
 )
 
 // ErrConfig is matched by the errors of Config.Validate.
@@ -104,12 +105,13 @@ func (c Config) splitRows() int64 {
 	return DefaultSplitRows
 }
 
-// readOptions returns the reader options for the views.
+// readOptions returns the reader options for the views: a value beyond
+// ±vocab.MaxAbsValue is invalid, as a NaN is, as for dime score.
 func (c Config) readOptions() decode.Options {
 	return decode.Options{
 		Files:     dataset.Options{Format: c.Format, Where: c.Where},
 		Columns:   columns.Spec{X: c.Stream.XColumns, Y: c.Stream.YColumns},
-		Values:    decode.Values{SkipInvalid: c.SkipInvalid},
+		Values:    decode.Values{SkipInvalid: c.SkipInvalid, MaxAbs: vocab.MaxAbsValue},
 		BatchSize: c.BatchSize,
 		Prefetch:  true,
 	}

@@ -12,9 +12,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	dimebeam "github.com/dime-project/dime/beam"
-	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/stream"
 	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/vocab"
 )
 
 // Score a directory of two Parquet files on Prism, in this process, and
@@ -36,7 +36,7 @@ func Example() {
 
 	cfg := dimebeam.Config{Stream: stream.DefaultConfig()}
 	cfg.Stream.Features = 64
-	cfg.Stream.BandwidthX, cfg.Stream.BandwidthY = exact.Sigma(1), exact.Sigma(1)
+	cfg.Stream.BandwidthX, cfg.Stream.BandwidthY = vocab.Sigma(1), vocab.Sigma(1)
 	cfg.Stream.XColumns, cfg.Stream.YColumns = []string{"x"}, []string{"y"}
 	// The columns' scales, chosen on the first rows of the dataset, for
 	// every split.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
-	"github.com/dime-project/dime/internal/outfile"
+	"github.com/dime-project/dime/outfile"
 )
 
 func init() {

@@ -6,8 +6,8 @@ import (
 	"github.com/dime-project/dime/decode"
 	"strings"
 
-	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/stream"
+	"github.com/dime-project/dime/vocab"
 )
 
 // Pilot describes the rows on which ChoosePilot chose the settings.
@@ -38,7 +38,7 @@ func ChoosePilot(ctx context.Context, inputs []string, cfg Config) (Config, Pilo
 		n = stream.DefaultPilotRows
 	}
 	opts := cfg.readOptions()
-	opts.Prefetch, opts.Values.MaxAbs, opts.Limit = false, exact.MaxAbsValue, int64(n)
+	opts.Prefetch, opts.Values.MaxAbs, opts.Limit = false, vocab.MaxAbsValue, int64(n)
 	r, err := decode.OpenDataset(ctx, inputs, nil, opts)
 	if err != nil {
 		return cfg, Pilot{}, err
@@ -59,7 +59,7 @@ func ChoosePilot(ctx context.Context, inputs []string, cfg Config) (Config, Pilo
 			strings.TrimPrefix(err.Error(), stream.ErrInvalidInput.Error()+": "))
 	}
 	c.Scaling = p.Scaling
-	c.BandwidthX, c.BandwidthY = exact.Sigma(p.SigmaX), exact.Sigma(p.SigmaY)
+	c.BandwidthX, c.BandwidthY = vocab.Sigma(p.SigmaX), vocab.Sigma(p.SigmaY)
 	cfg.Stream = c
 	return cfg, Pilot{Rows: rows, DimX: dx, DimY: dy}, nil
 }

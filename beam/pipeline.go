@@ -14,8 +14,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
-	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/stream"
+	"github.com/dime-project/dime/vocab"
 )
 
 func init() {
@@ -279,7 +279,7 @@ func (b Bandwidths) describe(cfg Config) string {
 	var out []byte
 	for _, v := range []struct {
 		name  string
-		rule  exact.Bandwidth
+		rule  vocab.Bandwidth
 		sigma float64
 	}{{"sigma_x", cfg.Stream.BandwidthX, b.SigmaX}, {"sigma_y", cfg.Stream.BandwidthY, b.SigmaY}} {
 		if !v.rule.NeedsData() {
@@ -298,10 +298,10 @@ func (b Bandwidths) describe(cfg Config) string {
 func (b Bandwidths) splitConfig(cfg Config) stream.Config {
 	c := cfg.Stream
 	if c.BandwidthX.NeedsData() {
-		c.BandwidthX = exact.Sigma(b.SigmaX)
+		c.BandwidthX = vocab.Sigma(b.SigmaX)
 	}
 	if c.BandwidthY.NeedsData() {
-		c.BandwidthY = exact.Sigma(b.SigmaY)
+		c.BandwidthY = vocab.Sigma(b.SigmaY)
 	}
 	c.PilotRows, c.HalfLife, c.Workers = 0, 0, 0
 	return c
@@ -361,8 +361,8 @@ func (f *scoreFn) score(ctx context.Context, sp Split) ([]byte, error) {
 			vals []float64
 			d    int
 		}{{"X", x, dx}, {"Y", y, dy}} {
-			if i := exact.FirstInvalid(v.vals); i >= 0 {
-				return fmt.Errorf("%w: %s row %d, column %d: %s", stream.ErrInvalidInput, v.name, first+int64(i/v.d), i%v.d, exact.CheckValue(v.vals[i]))
+			if i := vocab.FirstInvalid(v.vals); i >= 0 {
+				return fmt.Errorf("%w: %s row %d, column %d: %s", stream.ErrInvalidInput, v.name, first+int64(i/v.d), i%v.d, vocab.CheckValue(v.vals[i]))
 			}
 		}
 		bx, by, bn = append(bx, x...), append(by, y...), bn+n

@@ -21,10 +21,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/dime-project/dime/beam/internal/statetest"
-	"github.com/dime-project/dime/covariance"
-	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/stream"
 	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/vocab"
 )
 
 func TestMain(m *testing.M) { ptest.Main(m) }
@@ -48,13 +47,13 @@ func testConfig() Config {
 	c := stream.DefaultConfig()
 	c.Features, c.Permutations, c.Seed = 32, 3, 7
 	c.Standardize = false // the pipeline's mechanics; ChoosePilot has tests of its own
-	c.BandwidthX, c.BandwidthY = exact.Sigma(1.2), exact.Sigma(0.9)
+	c.BandwidthX, c.BandwidthY = vocab.Sigma(1.2), vocab.Sigma(0.9)
 	c.XColumns, c.YColumns = testX, testY
 	// Float64 products: the tests compare a pipeline with one estimator to
 	// 1e-9, and float32 products (the default) depend on which rows share
 	// a chunk of 256, which files and splits move (entropies and MI by up
 	// to about 2e-7 relative at D = 32 and d = 2: stream's documentation).
-	c.Precision = covariance.Float64
+	c.Precision = vocab.Float64
 	return Config{Stream: c}
 }
 
@@ -340,7 +339,7 @@ func describeBandwidths(r stream.Result) string {
 func TestMedianSharedBandwidth(t *testing.T) {
 	dir := writeDataset(t, 900, 1700, 400)
 	cfg := testConfig()
-	cfg.Stream.BandwidthX = exact.Median()
+	cfg.Stream.BandwidthX = vocab.Median()
 	cfg.SampleRows = 300
 	var total Sample
 	for _, f := range dataFiles(t, dir) {

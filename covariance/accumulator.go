@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
@@ -12,6 +11,7 @@ import (
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/internal/linalg"
 	"github.com/dime-project/dime/rff"
+	"github.com/dime-project/dime/vocab"
 )
 
 var (
@@ -117,37 +117,33 @@ func (d Description) diff(o Description) string {
 }
 
 // Precision says how Add forms and sums the products φφᵀ of a chunk of rows
-// before they reach the float64 sum.
-type Precision uint8
+// before they reach the float64 sum (vocab.Precision). Float64 (the zero
+// value) forms and sums them in float64: the default of an Accumulator
+// (stream.DefaultConfig, and so the dime commands, choose Float32). Float32
+// rounds the features to float32 and sums their products in float32 over
+// blocks of at most 256 rows, then adds each block into the float64 sum:
+// the rank-k update runs up to twice as fast (more values per vector
+// register), at a relative error of order 1e-7 per block in the sum
+// (measured effect on DiME at the dime commands' defaults: up to 2.3e-9
+// nats at 10 columns per view, up to 1.1e-6 at 1 or 2,
+// stream.TestPrecisionEffect). Sums of many blocks, merges and the
+// entropies stay in float64.
+type Precision = vocab.Precision
 
+// The precisions of package vocab.
 const (
-	// Float64 forms and sums the products in float64: the default of an
-	// Accumulator (stream.DefaultConfig, and so the dime commands, choose
-	// Float32).
-	Float64 Precision = iota
-	// Float32 rounds the features to float32 and sums their products in
-	// float32 over blocks of at most 256 rows, then adds each block into
-	// the float64 sum: the rank-k update runs up to twice as fast (more
-	// values per vector register), at a relative error of order 1e-7 per
-	// block in the sum (measured effect on DiME at the dime commands'
-	// defaults: up to 2.3e-9 nats at 10 columns per view, up to 1.1e-6 at 1
-	// or 2, stream.TestPrecisionEffect). Sums of many blocks,
-	// merges and the entropies stay in float64.
-	Float32
+	Float64 = vocab.Float64
+	Float32 = vocab.Float32
 )
-
-// String returns "float64" or "float32".
-func (p Precision) String() string { return linalg.Precision(p).String() }
 
 // ParsePrecision returns the precision named "float64" or "float32"
 // (case-insensitive), or an error matching ErrInvalid.
 func ParsePrecision(name string) (Precision, error) {
-	for _, p := range []Precision{Float64, Float32} {
-		if strings.EqualFold(name, p.String()) {
-			return p, nil
-		}
+	p, err := vocab.ParsePrecision(name)
+	if err != nil {
+		return p, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	return 0, fmt.Errorf("%w: unknown precision %q (want float32 or float64)", ErrInvalid, name)
+	return p, nil
 }
 
 // Accumulator holds Σ φφᵀ over the feature rows added to it and their total

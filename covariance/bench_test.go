@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rff"
+	"github.com/dime-project/dime/vocab"
 )
 
 // BenchmarkAdd measures accumulator rows per second (one blocked Syrk per
@@ -19,7 +19,7 @@ func BenchmarkAdd(b *testing.B) {
 	for _, prec := range []Precision{Float64, Float32} {
 		for _, D := range []int{128, 256} {
 			b.Run(fmt.Sprintf("features=%d/%v", 2*D, prec), func(b *testing.B) {
-				spec := rff.PairSpec{Kernel: exact.Gaussian, Features: D, Seed: 1, SigmaX: 1, SigmaY: 1, DimX: 1, DimY: 1}
+				spec := rff.PairSpec{Kernel: vocab.Gaussian, Features: D, Seed: 1, SigmaX: 1, SigmaY: 1, DimX: 1, DimY: 1}
 				a, _ := New(Description{Map: spec, Part: PartJoint})
 				if err := a.SetPrecision(prec); err != nil {
 					b.Fatal(err)
@@ -44,7 +44,7 @@ func BenchmarkAdd(b *testing.B) {
 func BenchmarkEntropy(b *testing.B) {
 	for _, D := range []int{128, 256} {
 		b.Run(fmt.Sprintf("features=%d", 2*D), func(b *testing.B) {
-			spec := rff.PairSpec{Kernel: exact.Gaussian, Features: D, Seed: 1, SigmaX: 1, SigmaY: 1, DimX: 1, DimY: 1}
+			spec := rff.PairSpec{Kernel: vocab.Gaussian, Features: D, Seed: 1, SigmaX: 1, SigmaY: 1, DimX: 1, DimY: 1}
 			a, _ := New(Description{Map: spec, Part: PartJoint})
 			a.Add(block(4*D, 2*D, 1), 4*D)
 			b.ResetTimer()
@@ -60,7 +60,7 @@ func BenchmarkEntropy(b *testing.B) {
 // the analytic estimator keeps beside its rank-k update.
 func BenchmarkMeanAdd(b *testing.B) {
 	const n, D = 256, 256
-	spec := rff.PairSpec{Kernel: exact.Gaussian, Features: D, Seed: 1, SigmaX: 1, SigmaY: 1, DimX: 1, DimY: 1}
+	spec := rff.PairSpec{Kernel: vocab.Gaussian, Features: D, Seed: 1, SigmaX: 1, SigmaY: 1, DimX: 1, DimY: 1}
 	m, _ := NewMean(Description{Map: spec, Part: PartJoint})
 	phi := block(n, 2*D, 1)
 	b.ReportAllocs()

@@ -13,9 +13,10 @@ import (
 
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rff"
+	"github.com/dime-project/dime/vocab"
 )
 
-var testMap = rff.PairSpec{Kernel: exact.Gaussian, Features: 6, Seed: 3, SigmaX: 1, SigmaY: 1.4, DimX: 2, DimY: 3}
+var testMap = rff.PairSpec{Kernel: vocab.Gaussian, Features: 6, Seed: 3, SigmaX: 1, SigmaY: 1.4, DimX: 2, DimY: 3}
 
 func block(n, d int, seed uint64) []float64 {
 	r := rand.New(rand.NewPCG(seed, 7))
@@ -128,7 +129,7 @@ func TestSpectrumEqualsGram(t *testing.T) {
 // φ(x_i, y_k)φ(x_i, y_k)ᵀ over all N² pairs, for every kernel.
 func TestProductOfMarginalsAllPairs(t *testing.T) {
 	const n = 9
-	for _, k := range exact.Kernels {
+	for _, k := range vocab.Kernels() {
 		spec := testMap
 		spec.Kernel = k
 		px, py := features(t, spec, n, 2)
@@ -326,7 +327,7 @@ func TestMergeRules(t *testing.T) {
 		{Map: testMap, Part: PartX},
 		{Map: testMap, Part: PartPermuted, Index: 1},
 		{Map: other, Part: PartJoint},
-		{Map: rff.PairSpec{Kernel: exact.Gaussian, Features: 7, Seed: 3, SigmaX: 1, SigmaY: 1.4, DimX: 2, DimY: 3}, Part: PartJoint},
+		{Map: rff.PairSpec{Kernel: vocab.Gaussian, Features: 7, Seed: 3, SigmaX: 1, SigmaY: 1.4, DimX: 2, DimY: 3}, Part: PartJoint},
 	} {
 		o := mustNew(t, d)
 		err := a.Merge(o)

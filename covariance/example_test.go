@@ -4,15 +4,15 @@ import (
 	"fmt"
 
 	"github.com/dime-project/dime/covariance"
-	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rff"
 	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/vocab"
 )
 
 // Accumulate the features of two shards separately, merge them as a
 // coordinator would after receiving their saved states, and read the entropy.
 func ExampleAccumulator_Merge() {
-	spec := rff.PairSpec{Kernel: exact.Gaussian, Features: 64, Seed: 1, SigmaX: 1, SigmaY: 1, DimX: 2, DimY: 2}
+	spec := rff.PairSpec{Kernel: vocab.Gaussian, Features: 64, Seed: 1, SigmaX: 1, SigmaY: 1, DimX: 2, DimY: 2}
 	pair, _ := rff.NewPair(spec)
 	desc := covariance.Description{Map: spec, Part: covariance.PartX}
 	shard := func(seed uint64) []byte {

@@ -11,8 +11,8 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rff"
+	"github.com/dime-project/dime/vocab"
 )
 
 // TestSelfProductAllPairs checks SelfProductOfMarginals against the mean of
@@ -194,7 +194,7 @@ func TestNullCovarianceMonteCarlo(t *testing.T) {
 		t.Skip("6000 simulated datasets")
 	}
 	const D, n, reps, big = 4, 300, 6000, 300000
-	spec := rff.PairSpec{Kernel: exact.Gaussian, Features: D, Seed: 11, SigmaX: 2.5, SigmaY: 2.5, DimX: 2, DimY: 3}
+	spec := rff.PairSpec{Kernel: vocab.Gaussian, Features: D, Seed: 11, SigmaX: 2.5, SigmaY: 2.5, DimX: 2, DimY: 3}
 	pair, err := rff.NewPair(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -284,7 +284,7 @@ func TestIndependenceCalibrated(t *testing.T) {
 		t.Skip("300 simulated datasets")
 	}
 	const n, reps = 400, 300
-	spec := rff.PairSpec{Kernel: exact.Gaussian, Features: 16, Seed: 21, SigmaX: 1, SigmaY: 1.2, DimX: 2, DimY: 3}
+	spec := rff.PairSpec{Kernel: vocab.Gaussian, Features: 16, Seed: 21, SigmaX: 1, SigmaY: 1.2, DimX: 2, DimY: 3}
 	pair, err := rff.NewPair(spec)
 	if err != nil {
 		t.Fatal(err)

@@ -8,8 +8,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rff"
+	"github.com/dime-project/dime/vocab"
 )
 
 // ErrFormat is matched by the errors of UnmarshalBinary on bytes that are not
@@ -113,8 +113,8 @@ func parseHeader(data []byte) (Description, error) {
 	le := binary.LittleEndian
 	desc := Description{
 		Map: rff.PairSpec{
-			Kernel:   exact.Kernel(data[8]),
-			Variant:  rff.Variant(data[9]),
+			Kernel:   vocab.Kernel(data[8]),
+			Variant:  vocab.Variant(data[9]),
 			Features: int(le.Uint32(data[12:])),
 			DimX:     int(le.Uint32(data[20:])),
 			DimY:     int(le.Uint32(data[24:])),

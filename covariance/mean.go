@@ -8,9 +8,9 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
-	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/internal/linalg"
 	"github.com/dime-project/dime/rff"
+	"github.com/dime-project/dime/vocab"
 )
 
 // Mean holds the first moment of feature rows: Σ w_i φ_i, the total weight
@@ -237,7 +237,7 @@ func (m *Mean) UnmarshalBinary(data []byte) error {
 	}
 	desc := Description{
 		Map: rff.PairSpec{
-			Kernel: exact.Kernel(data[8]), Variant: rff.Variant(data[9]), Features: int(features),
+			Kernel: vocab.Kernel(data[8]), Variant: vocab.Variant(data[9]), Features: int(features),
 			DimX: int(le.Uint32(data[20:])), DimY: int(le.Uint32(data[24:])), Seed: le.Uint64(data[28:]),
 			SigmaX: math.Float64frombits(le.Uint64(data[36:])), SigmaY: math.Float64frombits(le.Uint64(data[44:])),
 		},

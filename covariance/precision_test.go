@@ -8,6 +8,7 @@ import (
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rff"
 	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/vocab"
 )
 
 // entropies are the quantities of the analytic estimator built on the X, Y
@@ -94,7 +95,7 @@ func TestFloat32Entropies(t *testing.T) {
 			t.Fatal(err)
 		}
 		x, y := xm.RawMatrix().Data, ym.RawMatrix().Data
-		spec := rff.PairSpec{Kernel: exact.Gaussian, Features: D, Seed: 9, SigmaX: math.Sqrt(d), SigmaY: math.Sqrt(d), DimX: d, DimY: d}
+		spec := rff.PairSpec{Kernel: vocab.Gaussian, Features: D, Seed: 9, SigmaX: math.Sqrt(d), SigmaY: math.Sqrt(d), DimX: d, DimY: d}
 		e64 := accumulateAt(t, Float64, spec, x, y, n, 1.01)
 		e32 := accumulateAt(t, Float32, spec, x, y, n, 1.01)
 		name := fmt.Sprintf("%v/MI=%g", ds.Kind, ds.MI)

@@ -1,12 +1,10 @@
 package exact
 
 import (
-	"fmt"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 
+	"github.com/dime-project/dime/vocab"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -16,86 +14,49 @@ import (
 // sample and the Beam pipeline's sampling stage (module beam) all call, so
 // that a σ chosen on the same rows is the same everywhere.
 
-// BandwidthRule says how the bandwidth σ of a view is chosen.
-type BandwidthRule uint8
+type (
+	// BandwidthRule is vocab.BandwidthRule.
+	BandwidthRule = vocab.BandwidthRule
+	// Bandwidth is vocab.Bandwidth.
+	Bandwidth = vocab.Bandwidth
+)
 
+// The bandwidth rules of package vocab.
 const (
-	// FixedRule is the paper's default σ = √(d/2) for a view of d columns.
-	FixedRule BandwidthRule = iota
-	// MedianRule is the median heuristic: the median pairwise distance between
-	// rows, in the kernel's own norm (ℓ₁ for Laplacian, ℓ₂ otherwise), over √2.
-	MedianRule
-	// ExplicitRule uses the value given in Bandwidth.Sigma.
-	ExplicitRule
-	// AutoRule maximizes DiME over σ on a sample of the data (Sweep): DiME
-	// has an interior maximum in σ where MI_α does not. It needs both views,
-	// so Resolve alone cannot apply it; Estimate and package stream do.
-	AutoRule
+	FixedRule    = vocab.FixedRule
+	MedianRule   = vocab.MedianRule
+	ExplicitRule = vocab.ExplicitRule
+	AutoRule     = vocab.AutoRule
 )
 
 // medianSampleRows caps the number of rows that the median heuristic looks
 // at: 1000 rows give 499,500 pairwise distances, plenty for a median.
 const medianSampleRows = 1000
 
-// Bandwidth is a bandwidth rule and, for ExplicitRule, its value. The zero
-// value is the Fixed rule.
-type Bandwidth struct {
-	Rule  BandwidthRule
-	Sigma float64 // used by ExplicitRule only
-}
+// Fixed returns the bandwidth rule σ = √(d/2) (vocab.Fixed).
+func Fixed() Bandwidth { return vocab.Fixed() }
 
-// Fixed returns the bandwidth rule σ = √(d/2).
-func Fixed() Bandwidth { return Bandwidth{Rule: FixedRule} }
+// Median returns the median-heuristic bandwidth rule (vocab.Median).
+func Median() Bandwidth { return vocab.Median() }
 
-// Median returns the median-heuristic bandwidth rule.
-func Median() Bandwidth { return Bandwidth{Rule: MedianRule} }
+// Auto returns the rule that maximizes DiME over σ (vocab.Auto).
+func Auto() Bandwidth { return vocab.Auto() }
 
-// Auto returns the rule that maximizes DiME over σ.
-func Auto() Bandwidth { return Bandwidth{Rule: AutoRule} }
+// Sigma returns an explicit bandwidth (vocab.Sigma).
+func Sigma(sigma float64) Bandwidth { return vocab.Sigma(sigma) }
 
-// NeedsData reports whether the rule looks at the data (median, auto).
-func (b Bandwidth) NeedsData() bool { return b.Rule == MedianRule || b.Rule == AutoRule }
-
-// Sigma returns an explicit bandwidth.
-func Sigma(sigma float64) Bandwidth { return Bandwidth{Rule: ExplicitRule, Sigma: sigma} }
-
-// ParseBandwidth parses "fixed", "median", "auto" or a positive number.
+// ParseBandwidth parses "fixed", "median", "auto" or a positive number, or
+// returns an error matching ErrInvalidInput.
 func ParseBandwidth(s string) (Bandwidth, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "fixed":
-		return Fixed(), nil
-	case "median":
-		return Median(), nil
-	case "auto":
-		return Auto(), nil
-	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	b, err := vocab.ParseBandwidth(s)
 	if err != nil {
-		return Bandwidth{}, invalidf("bandwidth %q is not fixed, median, auto or a number", s)
+		return b, invalidf("%v", err)
 	}
-	if err := CheckSigma(v); err != nil {
-		return Bandwidth{}, err
-	}
-	return Sigma(v), nil
+	return b, nil
 }
 
-// String returns the form that ParseBandwidth accepts.
-func (b Bandwidth) String() string {
-	switch b.Rule {
-	case FixedRule:
-		return "fixed"
-	case MedianRule:
-		return "median"
-	case ExplicitRule:
-		return strconv.FormatFloat(b.Sigma, 'g', -1, 64)
-	case AutoRule:
-		return "auto"
-	}
-	return fmt.Sprintf("BandwidthRule(%d)", uint8(b.Rule))
-}
-
-// Resolve returns the bandwidth of this rule for the view x (rows are points).
-func (b Bandwidth) Resolve(kern Kernel, x mat.Matrix) (float64, error) {
+// Resolve returns the bandwidth of rule b for the view x (rows are points).
+func Resolve(b Bandwidth, kern Kernel, x mat.Matrix) (float64, error) {
 	_, d := x.Dims()
 	switch b.Rule {
 	case FixedRule:
@@ -176,7 +137,7 @@ func ResolveBandwidths(x, y mat.Matrix, cfg Config) (sigmaX, sigmaY float64, err
 		x = firstRows(x, m)
 		y = firstRows(y, m)
 	}
-	points, err := Sweep(x, y, cfg, AutoScales)
+	points, err := Sweep(x, y, cfg, AutoScales())
 	if err != nil {
 		return 0, 0, err
 	}
@@ -219,10 +180,10 @@ func resolveViews(x, y mat.Matrix, cfg Config) (n int, sigmaX, sigmaY float64, e
 	}
 	// The auto rule is resolved by the caller, from both views; here it
 	// stands for the fixed bandwidth it scales.
-	if sigmaX, err = orFixed(cfg.SigmaX).Resolve(cfg.Kernel, x); err != nil {
+	if sigmaX, err = Resolve(orFixed(cfg.SigmaX), cfg.Kernel, x); err != nil {
 		return 0, 0, 0, invalidf("X: %s", trimPrefix(err))
 	}
-	if sigmaY, err = orFixed(cfg.SigmaY).Resolve(cfg.Kernel, y); err != nil {
+	if sigmaY, err = Resolve(orFixed(cfg.SigmaY), cfg.Kernel, y); err != nil {
 		return 0, 0, 0, invalidf("Y: %s", trimPrefix(err))
 	}
 	return nx, sigmaX, sigmaY, nil

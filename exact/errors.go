@@ -17,6 +17,9 @@ type inputError struct{ msg string }
 func (e *inputError) Error() string        { return "exact: " + e.msg }
 func (e *inputError) Is(target error) bool { return target == ErrInvalidInput }
 
+// Usage reports that the error is the caller's (vocab.IsUsage).
+func (e *inputError) Usage() bool { return true }
+
 func invalidf(format string, args ...any) error {
 	return &inputError{msg: fmt.Sprintf(format, args...)}
 }

@@ -5,18 +5,14 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/dime-project/dime/internal/randstream"
 	"gonum.org/v1/gonum/mat"
 )
-
-// PermutationStream is the PCG stream constant of the DiME permutations
-// ("dimeperm" in ASCII), so that the same seed drives other random choices of
-// the project (feature frequencies, samples) through independent streams.
-const PermutationStream = 0x64696d657065726d
 
 // NewPermutationRand returns the random source of the permutations for seed.
 // Permutations(n, p, seed) is p successive r.Perm(n) of this source.
 func NewPermutationRand(seed uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, PermutationStream))
+	return rand.New(rand.NewPCG(seed, randstream.Permutation))
 }
 
 // Permutations returns p seeded random permutations of 0..n-1, the same on

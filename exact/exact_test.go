@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/vocab"
 )
 
 var alphas = []float64{0.5, 1, 1.01, 2, 3}
@@ -87,7 +88,7 @@ func TestClosedForms(t *testing.T) {
 // Frobenius norm equals the eigenvalue formula on Gram matrices of all kernels.
 func TestFrobeniusPathEqualsEigenvalues(t *testing.T) {
 	x, _ := toy(t, synth.Gaussian, 3, 1, 200, 7)
-	for _, k := range Kernels {
+	for _, k := range vocab.Kernels() {
 		g := mustGram(t, k, 1.1, x)
 		fro, err := FrobeniusEntropy(g)
 		if err != nil {
@@ -152,13 +153,13 @@ func TestGramMatchesKernelEval(t *testing.T) {
 	shifted := mat.DenseCopyOf(x)
 	shifted.Apply(func(_, _ int, v float64) float64 { return v + 1e6 }, shifted)
 	for _, data := range []*mat.Dense{x, shifted} {
-		for _, k := range Kernels {
+		for _, k := range vocab.Kernels() {
 			g := mustGram(t, k, 0.8, data)
 			n, _ := data.Dims()
 			var worst float64
 			for i := 0; i < n; i++ {
 				for j := i; j < n; j++ {
-					want := k.Eval(data.RawRowView(i), data.RawRowView(j), 0.8)
+					want := Eval(k, data.RawRowView(i), data.RawRowView(j), 0.8)
 					worst = max(worst, math.Abs(g.At(i, j)-want))
 				}
 			}
@@ -177,7 +178,7 @@ func TestProperties(t *testing.T) {
 	const eps = 1e-10
 	for _, kind := range []synth.Kind{synth.Gaussian, synth.Sine, synth.Independent} {
 		x, y := toy(t, kind, 2, 1, 150, 3)
-		for _, k := range Kernels {
+		for _, k := range vocab.Kernels() {
 			for _, a := range alphas {
 				cfg := DefaultConfig()
 				cfg.Kernel, cfg.Alpha = k, a
@@ -249,7 +250,7 @@ func TestRowOrderInvariance(t *testing.T) {
 		xr.SetRow(i, x.RawRowView(o))
 		yr.SetRow(i, y.RawRowView(o))
 	}
-	for _, k := range Kernels {
+	for _, k := range vocab.Kernels() {
 		kx, ky := mustGram(t, k, 1, x), mustGram(t, k, 1, y)
 		kxr, kyr := mustGram(t, k, 1, xr), mustGram(t, k, 1, yr)
 		perms := Permutations(n, 3, 1)
@@ -480,12 +481,12 @@ func TestBandwidthRules(t *testing.T) {
 		k    Kernel
 		want float64
 	}{{Gaussian, 5 / math.Sqrt2}, {Elliptical, 5 / math.Sqrt2}, {Laplacian, 7 / math.Sqrt2}} {
-		got, err := Median().Resolve(c.k, x)
+		got, err := Resolve(Median(), c.k, x)
 		if err != nil || !scalar.EqualWithinAbs(got, c.want, 1e-15) {
 			t.Errorf("%v median sigma = %v (%v), want %v", c.k, got, err, c.want)
 		}
 	}
-	if got, _ := Fixed().Resolve(Gaussian, x); got != 1 {
+	if got, _ := Resolve(Fixed(), Gaussian, x); got != 1 {
 		t.Errorf("fixed sigma for d = 2 is %v, want 1", got)
 	}
 	for _, s := range []string{"fixed", "median", "2.5"} {

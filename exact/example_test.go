@@ -7,6 +7,7 @@ import (
 
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/vocab"
 )
 
 // Estimate the dependence between two views with the paper's settings.
@@ -31,7 +32,7 @@ func ExampleEstimate() {
 // Entropies of Gram matrices: the identity has the largest entropy, log n.
 func ExampleMatrixEntropy() {
 	x := mat.NewDense(4, 1, []float64{0, 10, 20, 30})
-	k, _ := exact.Gram(nil, exact.Gaussian, 0.1, x) // far apart: K ≈ I
+	k, _ := exact.Gram(nil, vocab.Gaussian, 0.1, x) // far apart: K ≈ I
 	s, _ := exact.MatrixEntropy(k, 1.01)
 	fmt.Printf("%.4f (log 4 = 1.3863)\n", s)
 	// Output: 1.3863 (log 4 = 1.3863)

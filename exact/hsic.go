@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/dime-project/dime/internal/randstream"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
@@ -16,10 +17,6 @@ const (
 	DefaultHSICPermutations = 999
 	DefaultHSICExceedances  = 20
 )
-
-// HSICStream is the PCG stream constant of the HSIC test's pairings
-// ("dimehsic"), independent of DiME's permutations for the same seed.
-const HSICStream = 0x64696d6568736963
 
 // HSICOptions are the parameters of HSICTest. The zero value means the
 // defaults and seed 0.
@@ -243,7 +240,7 @@ func identity(n int) []int {
 // goroutines, but the count stops at the same permutation whatever the
 // number of goroutines.
 func sequentialExceedances(n, B, h int, seed uint64, exceeds func(p []int) bool) (drawn, hits int) {
-	r := rand.New(rand.NewPCG(seed, HSICStream))
+	r := rand.New(rand.NewPCG(seed, randstream.HSIC))
 	workers := runtime.GOMAXPROCS(0)
 	batch := 8 * workers
 	perms := make([][]int, batch)

@@ -1,86 +1,52 @@
 package exact
 
 import (
-	"fmt"
 	"math"
 	"runtime"
-	"strings"
 	"sync"
 
+	"github.com/dime-project/dime/vocab"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
-// Kernel names a normalized shift-invariant kernel (κ(x, x) = 1). The zero
-// value is Gaussian.
-type Kernel uint8
-
-const (
-	// Gaussian is exp(−‖x − x′‖₂² / (2σ²)).
-	Gaussian Kernel = iota
-	// Laplacian is the factorized Laplacian kernel exp(−‖x − x′‖₁ / (√2 σ)),
-	// a product of one-dimensional Laplacian kernels.
-	Laplacian
-	// Elliptical is the elliptical Laplacian kernel exp(−‖x − x′‖₂ / (√2 σ)).
-	Elliptical
+// The vocabulary of an estimate (kernels, bandwidth rules, the value
+// bound) lives in package vocab; these names stay for callers of exact.
+type (
+	// Kernel is vocab.Kernel.
+	Kernel = vocab.Kernel
 )
 
-var kernelNames = [...]string{Gaussian: "gaussian", Laplacian: "laplacian", Elliptical: "elliptical"}
+// The kernels (vocab.Gaussian, vocab.Laplacian, vocab.Elliptical).
+const (
+	Gaussian   = vocab.Gaussian
+	Laplacian  = vocab.Laplacian
+	Elliptical = vocab.Elliptical
+)
 
-// Kernels lists every kernel, in the order of their values.
-var Kernels = []Kernel{Gaussian, Laplacian, Elliptical}
-
-// String returns the kernel's lower-case name, as ParseKernel accepts it.
-func (k Kernel) String() string {
-	if int(k) < len(kernelNames) {
-		return kernelNames[k]
-	}
-	return fmt.Sprintf("Kernel(%d)", uint8(k))
-}
-
-// Valid reports whether k is one of the defined kernels.
-func (k Kernel) Valid() bool { return int(k) < len(kernelNames) }
-
-// ParseKernel returns the kernel with the given name (case-insensitive).
+// ParseKernel returns the kernel with the given name (case-insensitive), or
+// an error matching ErrInvalidInput.
 func ParseKernel(name string) (Kernel, error) {
-	for i, n := range kernelNames {
-		if strings.EqualFold(name, n) {
-			return Kernel(i), nil
-		}
-	}
-	return 0, invalidf("unknown kernel %q (want gaussian, laplacian or elliptical)", name)
-}
-
-// MarshalText implements encoding.TextMarshaler (the kernel's name).
-func (k Kernel) MarshalText() ([]byte, error) {
-	if !k.Valid() {
-		return nil, invalidf("unknown kernel %d", uint8(k))
-	}
-	return []byte(k.String()), nil
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (k *Kernel) UnmarshalText(text []byte) error {
-	v, err := ParseKernel(string(text))
+	k, err := vocab.ParseKernel(name)
 	if err != nil {
-		return err
+		return k, invalidf("%v", err)
 	}
-	*k = v
-	return nil
+	return k, nil
 }
 
 // CheckSigma returns an error matching ErrInvalidInput unless sigma is a
 // finite number greater than zero.
 func CheckSigma(sigma float64) error {
-	if !(sigma > 0) || math.IsInf(sigma, 0) {
-		return invalidf("sigma must be finite and > 0, got %v", sigma)
+	if err := vocab.CheckSigma(sigma); err != nil {
+		return invalidf("%v", err)
 	}
 	return nil
 }
 
-// Eval returns κ(x, y) for bandwidth sigma. x and y must have the same length.
-func (k Kernel) Eval(x, y []float64, sigma float64) float64 {
+// Eval returns κ(x, y) of kernel k for bandwidth sigma. x and y must have
+// the same length.
+func Eval(k Kernel, x, y []float64, sigma float64) float64 {
 	var s float64
 	switch k {
 	case Laplacian:
@@ -93,51 +59,22 @@ func (k Kernel) Eval(x, y []float64, sigma float64) float64 {
 			d := x[i] - y[i]
 			s += d * d
 		}
-		return k.fromSquaredDistance(s, sigma)
+		return fromSquaredDistance(k, s, sigma)
 	}
 }
 
 // fromSquaredDistance returns the Gaussian or Elliptical kernel of a squared
 // Euclidean distance.
-func (k Kernel) fromSquaredDistance(sq, sigma float64) float64 {
+func fromSquaredDistance(k Kernel, sq, sigma float64) float64 {
 	if k == Elliptical {
 		return math.Exp(-math.Sqrt(sq) / (math.Sqrt2 * sigma))
 	}
 	return math.Exp(-sq / (2 * sigma * sigma))
 }
 
-// MaxAbsValue bounds the magnitude of the values the estimators take. The
-// squared distance of two rows of d columns is at most 4·d·MaxAbsValue², which
-// stays below the largest float64 for every width up to rff.MaxInputDim
-// (2^20); larger values would overflow the kernel to a NaN or an infinity,
-// whose only trace would be a matrix entry that is not finite. No measured
-// quantity comes near it: a value beyond it is garbage (an overflowed
-// sentinel), or data to rescale.
-const MaxAbsValue = 1e150
-
-// CheckValue returns a description of what is wrong with a value for the
-// estimators (NaN, ±Inf, or beyond ±MaxAbsValue), or "" if nothing is.
-func CheckValue(v float64) string {
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return fmt.Sprintf("value %v is not finite", v)
-	case v > MaxAbsValue || v < -MaxAbsValue:
-		return fmt.Sprintf("value %v is beyond ±%g, where the kernel's squared distances overflow: rescale the column", v, MaxAbsValue)
-	}
-	return ""
-}
-
-// FirstInvalid returns the index of the first value of v that CheckValue
-// refuses, or -1. It is the one check of values that the exact and the
-// streaming estimators share.
-func FirstInvalid(v []float64) int {
-	for i, x := range v {
-		if x-x != 0 || x > MaxAbsValue || x < -MaxAbsValue { // NaN, ±Inf or too large
-			return i
-		}
-	}
-	return -1
-}
+// MaxAbsValue is vocab.MaxAbsValue, the bound on the values the
+// estimators take.
+const MaxAbsValue = vocab.MaxAbsValue
 
 // CheckFinite returns an error matching ErrInvalidInput that names the first
 // row and column (both counted from 0) of x holding NaN, ±Inf or a value
@@ -148,15 +85,15 @@ func CheckFinite(x mat.Matrix) error {
 		raw := d.RawMatrix()
 		for i := 0; i < r; i++ {
 			row := raw.Data[i*raw.Stride : i*raw.Stride+c]
-			if j := FirstInvalid(row); j >= 0 {
-				return invalidf("row %d, column %d: %s", i, j, CheckValue(row[j]))
+			if j := vocab.FirstInvalid(row); j >= 0 {
+				return invalidf("row %d, column %d: %s", i, j, vocab.CheckValue(row[j]))
 			}
 		}
 		return nil
 	}
 	for i := 0; i < r; i++ {
 		for j := 0; j < c; j++ {
-			if msg := CheckValue(x.At(i, j)); msg != "" {
+			if msg := vocab.CheckValue(x.At(i, j)); msg != "" {
 				return invalidf("row %d, column %d: %s", i, j, msg)
 			}
 		}
@@ -226,7 +163,7 @@ func Gram(dst *mat.SymDense, kern Kernel, sigma float64, x mat.Matrix) (*mat.Sym
 			if sq < 0 {
 				sq = 0
 			}
-			row[j] = kern.fromSquaredDistance(sq, sigma)
+			row[j] = fromSquaredDistance(kern, sq, sigma)
 		}
 	})
 	return dst, nil

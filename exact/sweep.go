@@ -10,15 +10,16 @@ import (
 // exact DiME of each grid point costs P + 1 eigenproblems of this size.
 const AutoSampleRows = 512
 
-// AutoScales is the grid of the auto rule: σ is the view's fixed bandwidth
-// √(d/2) times 2^(k/2) for k = −8 … 6, from σ/16 to 8σ in steps of √2.
-var AutoScales = func() []float64 {
+// AutoScales returns the grid of the auto rule (a new slice): σ is the
+// view's fixed bandwidth √(d/2) times 2^(k/2) for k = −8 … 6, from σ/16 to
+// 8σ in steps of √2.
+func AutoScales() []float64 {
 	s := make([]float64, 0, 15)
 	for k := -8; k <= 6; k++ {
 		s = append(s, math.Pow(2, float64(k)/2))
 	}
 	return s
-}()
+}
 
 // SweepPoint is the exact estimate at one point of a bandwidth sweep.
 type SweepPoint struct {

@@ -15,7 +15,7 @@ func TestAutoBandwidth(t *testing.T) {
 	x, y := toy(t, synth.Sine, 2, 0, 300, 6)
 	cfg := DefaultConfig()
 	cfg.SigmaX, cfg.SigmaY = Auto(), Auto()
-	points, err := Sweep(x, y, cfg, AutoScales)
+	points, err := Sweep(x, y, cfg, AutoScales())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestAutoBandwidth(t *testing.T) {
 	if _, err := Sweep(x, y, cfg, []float64{1, -1}); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("negative scale: %v", err)
 	}
-	if _, err := Auto().Resolve(Gaussian, x); !errors.Is(err, ErrInvalidInput) {
+	if _, err := Resolve(Auto(), Gaussian, x); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("auto resolved from one view: %v", err)
 	}
 	if b, err := ParseBandwidth("auto"); err != nil || b != Auto() || b.String() != "auto" {

@@ -6,8 +6,8 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/stream"
+	"github.com/dime-project/dime/vocab"
 )
 
 // DefaultBaselineBlocks is the default Config.BaselineBlocks.
@@ -72,7 +72,7 @@ func newBaseline(b *stream.Estimator, cfg Config, dimX, dimY int) (*baseline, st
 	}
 	sc := b.Config()
 	sx, sy := b.Bandwidths()
-	sc.BandwidthX, sc.BandwidthY = exact.Sigma(sx), exact.Sigma(sy)
+	sc.BandwidthX, sc.BandwidthY = vocab.Sigma(sx), vocab.Sigma(sy)
 	sc.HalfLife, sc.PilotRows = 0, 0
 	sc.Workers, sc.SkipAnalytic = cfg.Stream.Workers, cfg.Stream.SkipAnalytic
 	if cfg.Stream.XColumns != nil || cfg.Stream.YColumns != nil {

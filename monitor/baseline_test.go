@@ -9,9 +9,9 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/stream"
 	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/vocab"
 )
 
 // reference returns an estimator fed n rows of spec: a baseline.
@@ -65,7 +65,7 @@ func TestBaselineJackknife(t *testing.T) {
 	// it (cut by the 300-row Adds), as its own estimator.
 	bcfg := cfg
 	sx, sy := base.Bandwidths()
-	bcfg.BandwidthX, bcfg.BandwidthY = exact.Sigma(sx), exact.Sigma(sy)
+	bcfg.BandwidthX, bcfg.BandwidthY = vocab.Sigma(sx), vocab.Sigma(sy)
 	blockOf := func(lo, hi int) *stream.Estimator {
 		e, _ := stream.New(2, 2, bcfg)
 		for i := lo; i < hi; {

@@ -1,17 +1,17 @@
 package monitor
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
 
 	"github.com/dime-project/dime/stream"
+	"github.com/dime-project/dime/vocab"
 )
 
 // ErrLate is matched by the error of a row whose time lies before the
 // current time window.
-var ErrLate = errors.New("monitor: time goes backwards")
+var ErrLate = vocab.NewSentinel("monitor: time goes backwards")
 
 // LateError is the error of a row whose time lies before the current time
 // window; it matches ErrLate.
@@ -31,7 +31,7 @@ func (e *LateError) Error() string {
 func (e *LateError) Is(target error) bool { return target == ErrLate }
 
 // ErrConfig is matched by the errors of an invalid Config.
-var ErrConfig = errors.New("monitor: invalid configuration")
+var ErrConfig = vocab.NewSentinel("monitor: invalid configuration")
 
 // Config chooses the windows, the estimator and the alerts. Exactly one of
 // WindowRows (alone), Window, or HalfLife chooses the kind of window.
@@ -350,7 +350,7 @@ func (m *Monitor) close(partial bool) error {
 		}
 		win.Result = r
 	} else {
-		win.Result = nanResult(m.est)
+		win.Result = m.est.NaNResult()
 	}
 	win.Result.SkippedRows = m.skipped
 	if m.base != nil {
@@ -367,19 +367,6 @@ func (m *Monitor) close(partial bool) error {
 	m.index++
 	m.start, m.skipped, m.blockStart = m.row, 0, m.row
 	return m.emit(win)
-}
-
-// nanResult is the result of a window too short to estimate.
-func nanResult(e *stream.Estimator) stream.Result {
-	nan := math.NaN()
-	cfg := e.Config()
-	sx, sy := e.Bandwidths()
-	return stream.Result{Rows: e.Rows(), Kernel: cfg.Kernel, Alpha: cfg.Alpha, BandwidthX: cfg.BandwidthX, BandwidthY: cfg.BandwidthY,
-		SigmaX: sx, SigmaY: sy, Features: cfg.Features, Variant: cfg.Variant, Permutations: cfg.Permutations, Seed: cfg.Seed,
-		XColumns: cfg.XColumns, YColumns: cfg.YColumns, HalfLife: cfg.HalfLife, ShuffleRows: cfg.ShuffleRows,
-		EntropyX: nan, EntropyY: nan, EntropyJoint: nan, MutualInformation: nan, DiME: nan, DiMEStdErr: nan,
-		DiMEAnalytic: nan, EntropyProduct: nan, PValue: nan, EffectiveRows: float64(e.Rows()),
-		DiMESelfX: nan, DiMESelfY: nan, DiMENormalized: nan, TestStatistic: nan, TestNullMean: nan, PValuePermutations: nan}
 }
 
 // alerts sets the window's alert from the thresholds.

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/dime-project/dime/stream"
+	"github.com/dime-project/dime/vocab"
 )
 
 // ar1 returns n rows of d independent AR(1) series of coefficient phi (or,
@@ -46,7 +47,7 @@ func serialWindows(t testing.TB, phi float64, ma, windows, rows, features int, s
 	N := windows * rows
 	x, y := ar1(rng, phi, ma, N, 2), ar1(rng, phi, ma, N, 2)
 	cfg := stream.DefaultConfig()
-	cfg.Features, cfg.SkipNormalized, cfg.Seed, cfg.RowModel, cfg.Workers = features, true, seed, stream.SerialRows, 1
+	cfg.Features, cfg.SkipNormalized, cfg.Seed, cfg.RowModel, cfg.Workers = features, true, seed, vocab.SerialRows, 1
 	m, err := New(2, 2, Config{Stream: cfg, WindowRows: int64(rows)}, func(w Window) error {
 		n++
 		if w.Result.PValue <= 0.05 {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/vocab"
 )
 
 // BenchmarkTransform measures feature rows per second (d = 10 input columns)
@@ -15,7 +15,7 @@ func BenchmarkTransform(b *testing.B) {
 	const d, n = 10, 256
 	for _, D := range []int{128, 256} {
 		b.Run(fmt.Sprintf("features=%d", 2*D), func(b *testing.B) {
-			m := mustNew(b, Spec{Kernel: exact.Gaussian, Sigma: 2, InputDim: d, Features: D, Seed: 1})
+			m := mustNew(b, Spec{Kernel: vocab.Gaussian, Sigma: 2, InputDim: d, Features: D, Seed: 1})
 			x := randomBlock(n, d, 1)
 			dst := make([]float64, n*2*D)
 			b.ReportAllocs()

@@ -5,12 +5,13 @@ import (
 
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rff"
+	"github.com/dime-project/dime/vocab"
 )
 
 // Map rows to random Fourier features: inner products of features
 // approximate the kernel.
 func ExampleMap_Transform() {
-	m, err := rff.New(rff.Spec{Kernel: exact.Gaussian, Sigma: 1, InputDim: 2, Features: 4096, Seed: 1})
+	m, err := rff.New(rff.Spec{Kernel: vocab.Gaussian, Sigma: 1, InputDim: 2, Features: 4096, Seed: 1})
 	if err != nil {
 		panic(err)
 	}
@@ -24,6 +25,6 @@ func ExampleMap_Transform() {
 	for j := 0; j < p; j++ {
 		dot += phi[j] * phi[p+j]
 	}
-	fmt.Printf("features %d, kernel %.3f, estimate %.3f\n", p, exact.Gaussian.Eval(x[:2], x[2:], 1), dot)
+	fmt.Printf("features %d, kernel %.3f, estimate %.3f\n", p, exact.Eval(vocab.Gaussian, x[:2], x[2:], 1), dot)
 	// Output: features 8192, kernel 0.535, estimate 0.530
 }

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/vocab"
 )
 
 // TestNativeSincosAccuracy checks the sines and cosines of the C version of
@@ -19,7 +19,7 @@ func TestNativeSincosAccuracy(t *testing.T) {
 		t.Skip("no native Transform in this build (tag openblas) or on this CPU (AVX2, FMA)")
 	}
 	const D = 4
-	m := &Map{spec: Spec{Kernel: exact.Gaussian, Sigma: 1, InputDim: 1, Features: D}, w: []float64{1, 1, 1, 1}}
+	m := &Map{spec: Spec{Kernel: vocab.Gaussian, Sigma: 1, InputDim: 1, Features: D}, w: []float64{1, 1, 1, 1}}
 	r := rand.New(rand.NewPCG(3, 4))
 	var x []float64
 	for i := 0; i < 10000; i++ {
@@ -111,7 +111,7 @@ func TestNativeJointMatchesGo(t *testing.T) {
 		t.Skip("no native Joint in this build (tag openblas) or on this CPU (AVX2, FMA)")
 	}
 	const n, D = 300, 37
-	pair, err := NewPair(PairSpec{Kernel: exact.Gaussian, Features: D, Seed: 3, SigmaX: 1, SigmaY: 0.7, DimX: 4, DimY: 3})
+	pair, err := NewPair(PairSpec{Kernel: vocab.Gaussian, Features: D, Seed: 3, SigmaX: 1, SigmaY: 0.7, DimX: 4, DimY: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

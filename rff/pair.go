@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/vocab"
 )
 
 // PairSpec describes the feature maps of two paired views X and Y, which share
 // the kernel, the variant and the number of frequencies D.
 type PairSpec struct {
-	Kernel         exact.Kernel
+	Kernel         vocab.Kernel
 	Variant        Variant
 	Features       int // D
 	Seed           uint64

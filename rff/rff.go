@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 
+	"github.com/dime-project/dime/internal/randstream"
+	"github.com/dime-project/dime/vocab"
 	"gonum.org/v1/gonum/floats"
-
-	"github.com/dime-project/dime/exact"
 )
 
 // FrequencyVersion identifies how frequencies are drawn from a Spec. It
@@ -20,34 +19,23 @@ const FrequencyVersion = 1
 // ErrInvalidSpec is matched by every error about an invalid Spec or PairSpec.
 var ErrInvalidSpec = errors.New("rff: invalid spec")
 
-// Variant is how frequencies are drawn.
-type Variant uint8
+// Variant is how frequencies are drawn (vocab.Variant).
+type Variant = vocab.Variant
 
+// The variants of package vocab.
 const (
-	// Plain draws independent frequencies from the kernel's spectral density.
-	Plain Variant = iota
-	// Orthogonal draws orthogonal random features (Gaussian kernel only).
-	Orthogonal
+	Plain      = vocab.Plain
+	Orthogonal = vocab.Orthogonal
 )
 
-var variantNames = [...]string{Plain: "plain", Orthogonal: "orthogonal"}
-
-// String returns the variant's name as ParseVariant accepts it.
-func (v Variant) String() string {
-	if int(v) < len(variantNames) {
-		return variantNames[v]
-	}
-	return fmt.Sprintf("Variant(%d)", uint8(v))
-}
-
-// ParseVariant returns the variant with the given name.
+// ParseVariant returns the variant with the given name, or an error
+// matching ErrInvalidSpec.
 func ParseVariant(name string) (Variant, error) {
-	for i, n := range variantNames {
-		if strings.EqualFold(name, n) {
-			return Variant(i), nil
-		}
+	v, err := vocab.ParseVariant(name)
+	if err != nil {
+		return v, fmt.Errorf("%w: %v", ErrInvalidSpec, err)
 	}
-	return 0, fmt.Errorf("%w: unknown variant %q (want plain or orthogonal)", ErrInvalidSpec, name)
+	return v, nil
 }
 
 // MaxFeatures bounds Spec.Features: 2D features make 2D×2D covariance
@@ -59,7 +47,7 @@ const MaxInputDim = 1 << 20
 
 // Spec describes the feature map of one view.
 type Spec struct {
-	Kernel   exact.Kernel
+	Kernel   vocab.Kernel
 	Sigma    float64 // bandwidth, > 0
 	InputDim int     // d, columns of the view
 	Features int     // D, number of frequencies; the map has 2D features
@@ -78,16 +66,13 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("%w: input width %d, want 1 to %d", ErrInvalidSpec, s.InputDim, MaxInputDim)
 	case s.Features < 1 || s.Features > MaxFeatures:
 		return fmt.Errorf("%w: %d frequencies, want 1 to %d", ErrInvalidSpec, s.Features, MaxFeatures)
-	case int(s.Variant) >= len(variantNames):
+	case !s.Variant.Valid():
 		return fmt.Errorf("%w: unknown variant %d", ErrInvalidSpec, uint8(s.Variant))
-	case s.Variant == Orthogonal && s.Kernel != exact.Gaussian:
+	case s.Variant == Orthogonal && s.Kernel != vocab.Gaussian:
 		return fmt.Errorf("%w: orthogonal features need the gaussian kernel, not %v", ErrInvalidSpec, s.Kernel)
 	}
 	return nil
 }
-
-// frequencyStream is the PCG stream constant of frequency draws ("dimefreq").
-const frequencyStream = 0x64696d6566726571
 
 // Map is a random Fourier feature map. It is immutable and safe for
 // concurrent use.
@@ -105,7 +90,7 @@ func New(spec Spec) (*Map, error) {
 	}
 	d, D := spec.InputDim, spec.Features
 	w := make([]float64, d*D)
-	r := &normals{r: rand.New(rand.NewPCG(spec.Seed, frequencyStream))}
+	r := &normals{r: rand.New(rand.NewPCG(spec.Seed, randstream.Frequency))}
 	freq := make([]float64, d) // one frequency vector
 	switch spec.Variant {
 	case Orthogonal:
@@ -123,9 +108,9 @@ func New(spec Spec) (*Map, error) {
 }
 
 // drawFrequency writes one frequency vector of the kernel's spectral density.
-func drawFrequency(dst []float64, kern exact.Kernel, sigma float64, r *normals) {
+func drawFrequency(dst []float64, kern vocab.Kernel, sigma float64, r *normals) {
 	switch kern {
-	case exact.Laplacian:
+	case vocab.Laplacian:
 		// A standard Cauchy variate is the ratio of two independent
 		// standard normals: one exactly rounded division, no tangent.
 		scale := float64(math.Sqrt2 * sigma)
@@ -133,7 +118,7 @@ func drawFrequency(dst []float64, kern exact.Kernel, sigma float64, r *normals) 
 			num, den := r.next(), r.next()
 			dst[k] = num / den / scale
 		}
-	case exact.Elliptical:
+	case vocab.Elliptical:
 		for k := range dst {
 			dst[k] = r.next()
 		}

@@ -9,18 +9,18 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/stat"
-
 	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/vocab"
+	"gonum.org/v1/gonum/stat"
 )
 
 // allSpecs returns one spec of every kernel and variant.
 func allSpecs(d, D int, seed uint64) []Spec {
 	return []Spec{
-		{Kernel: exact.Gaussian, Sigma: 1.3, InputDim: d, Features: D, Seed: seed},
-		{Kernel: exact.Gaussian, Sigma: 1.3, InputDim: d, Features: D, Variant: Orthogonal, Seed: seed},
-		{Kernel: exact.Laplacian, Sigma: 0.9, InputDim: d, Features: D, Seed: seed},
-		{Kernel: exact.Elliptical, Sigma: 1.1, InputDim: d, Features: D, Seed: seed},
+		{Kernel: vocab.Gaussian, Sigma: 1.3, InputDim: d, Features: D, Seed: seed},
+		{Kernel: vocab.Gaussian, Sigma: 1.3, InputDim: d, Features: D, Variant: Orthogonal, Seed: seed},
+		{Kernel: vocab.Laplacian, Sigma: 0.9, InputDim: d, Features: D, Seed: seed},
+		{Kernel: vocab.Elliptical, Sigma: 1.1, InputDim: d, Features: D, Seed: seed},
 	}
 }
 
@@ -64,7 +64,7 @@ func TestUnitNorm(t *testing.T) {
 			}
 		}
 	}
-	pair, err := NewPair(PairSpec{Kernel: exact.Laplacian, Features: D, Seed: 5, SigmaX: 1, SigmaY: 2, DimX: d, DimY: 3})
+	pair, err := NewPair(PairSpec{Kernel: vocab.Laplacian, Features: D, Seed: 5, SigmaX: 1, SigmaY: 2, DimX: d, DimY: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestTransformMatchesDefinition(t *testing.T) {
 // the features of the concatenated frequencies (a_j, b_j) on (x, y_π(i)).
 func TestJointMatchesDirectMap(t *testing.T) {
 	const n, dx, dy, D = 30, 3, 4, 12
-	pair, err := NewPair(PairSpec{Kernel: exact.Gaussian, Features: D, Seed: 11, SigmaX: 1, SigmaY: 1.5, DimX: dx, DimY: dy})
+	pair, err := NewPair(PairSpec{Kernel: vocab.Gaussian, Features: D, Seed: 11, SigmaX: 1, SigmaY: 1.5, DimX: dx, DimY: dy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestKernelApproximation(t *testing.T) {
 			}
 			mean, sd := stat.MeanStdDev(est, nil)
 			se := sd / math.Sqrt(seeds)
-			want := base.Kernel.Eval(p[0], p[1], base.Sigma)
+			want := exact.Eval(base.Kernel, p[0], p[1], base.Sigma)
 			if math.Abs(mean-want) > 5*se || se > 0.01 {
 				t.Errorf("%s pair %d: mean φ·φ' = %.4f ± %.4f, kernel %.4f", name(base), pi, mean, se, want)
 			}
@@ -196,7 +196,7 @@ func TestOrthogonalLowersVariance(t *testing.T) {
 		spread := func(v Variant) float64 {
 			est := make([]float64, seeds)
 			for s := range est {
-				m := mustNew(t, Spec{Kernel: exact.Gaussian, Sigma: 1, InputDim: d, Features: D, Variant: v, Seed: uint64(s)})
+				m := mustNew(t, Spec{Kernel: vocab.Gaussian, Sigma: 1, InputDim: d, Features: D, Variant: v, Seed: uint64(s)})
 				a, _ := m.Transform(nil, x, 1)
 				b, _ := m.Transform(nil, y, 1)
 				for j := range a {
@@ -217,7 +217,7 @@ func TestOrthogonalLowersVariance(t *testing.T) {
 // orthogonal and that their norms are not all equal (χ_d scaling).
 func TestOrthogonalBlocks(t *testing.T) {
 	const d, D = 5, 12
-	m := mustNew(t, Spec{Kernel: exact.Gaussian, Sigma: 1, InputDim: d, Features: D, Variant: Orthogonal, Seed: 3})
+	m := mustNew(t, Spec{Kernel: vocab.Gaussian, Sigma: 1, InputDim: d, Features: D, Variant: Orthogonal, Seed: 3})
 	for start := 0; start < D; start += d {
 		for i := start; i < min(start+d, D); i++ {
 			for j := i + 1; j < min(start+d, D); j++ {
@@ -239,7 +239,7 @@ func TestOrthogonalBlocks(t *testing.T) {
 // about 1/σ²·√(2/16384) ≈ 1%; the bound is 5%).
 func TestGaussianFrequencyScale(t *testing.T) {
 	for _, v := range []Variant{Plain, Orthogonal} {
-		m := mustNew(t, Spec{Kernel: exact.Gaussian, Sigma: 2, InputDim: 4, Features: 4096, Variant: v, Seed: 1})
+		m := mustNew(t, Spec{Kernel: vocab.Gaussian, Sigma: 2, InputDim: 4, Features: 4096, Variant: v, Seed: 1})
 		if got := stat.Variance(m.w, nil); math.Abs(got-0.25) > 0.05*0.25 {
 			t.Errorf("%v: frequency variance %g, want 0.25", v, got)
 		}
@@ -261,7 +261,7 @@ func TestReproducible(t *testing.T) {
 			t.Errorf("%s: seeds 77 and 78 give the same first frequency", name(s))
 		}
 	}
-	p := PairSpec{Kernel: exact.Gaussian, Features: 8, Seed: 1, SigmaX: 1, SigmaY: 1, DimX: 2, DimY: 2}
+	p := PairSpec{Kernel: vocab.Gaussian, Features: 8, Seed: 1, SigmaX: 1, SigmaY: 1, DimX: 2, DimY: 2}
 	pair, _ := NewPair(p)
 	if pair.X.w[0] == pair.Y.w[0] {
 		t.Error("X and Y of a pair share frequencies")
@@ -312,7 +312,7 @@ func TestFrequenciesPinned(t *testing.T) {
 
 func TestNoAllocations(t *testing.T) {
 	const n, d, D = 64, 10, 128
-	pair, _ := NewPair(PairSpec{Kernel: exact.Gaussian, Features: D, Seed: 1, SigmaX: 1, SigmaY: 1, DimX: d, DimY: d})
+	pair, _ := NewPair(PairSpec{Kernel: vocab.Gaussian, Features: D, Seed: 1, SigmaX: 1, SigmaY: 1, DimX: d, DimY: d})
 	x, y := randomBlock(n, d, 1), randomBlock(n, d, 2)
 	px, py, joint := make([]float64, n*2*D), make([]float64, n*2*D), make([]float64, n*2*D)
 	perm := rand.New(rand.NewPCG(1, 2)).Perm(n)
@@ -327,7 +327,7 @@ func TestNoAllocations(t *testing.T) {
 }
 
 func TestInvalid(t *testing.T) {
-	good := Spec{Kernel: exact.Gaussian, Sigma: 1, InputDim: 2, Features: 4}
+	good := Spec{Kernel: vocab.Gaussian, Sigma: 1, InputDim: 2, Features: 4}
 	bad := []Spec{
 		{Kernel: 9, Sigma: 1, InputDim: 2, Features: 4},
 		{Sigma: 0, InputDim: 2, Features: 4},
@@ -337,7 +337,7 @@ func TestInvalid(t *testing.T) {
 		{Sigma: 1, InputDim: 2, Features: 0},
 		{Sigma: 1, InputDim: 2, Features: MaxFeatures + 1},
 		{Sigma: 1, InputDim: 2, Features: 4, Variant: 5},
-		{Kernel: exact.Laplacian, Sigma: 1, InputDim: 2, Features: 4, Variant: Orthogonal},
+		{Kernel: vocab.Laplacian, Sigma: 1, InputDim: 2, Features: 4, Variant: Orthogonal},
 	}
 	for _, s := range bad {
 		if _, err := New(s); !errors.Is(err, ErrInvalidSpec) {
@@ -351,7 +351,7 @@ func TestInvalid(t *testing.T) {
 	if _, err := Joint(nil, make([]float64, 16), make([]float64, 8), 2, 4, []int{0, 5}); !errors.Is(err, ErrShape) {
 		t.Errorf("permutation out of range: %v", err)
 	}
-	if _, err := NewPair(PairSpec{Kernel: exact.Gaussian, Features: 4, SigmaX: 1, SigmaY: -1, DimX: 1, DimY: 1}); err == nil || !errors.Is(err, ErrInvalidSpec) {
+	if _, err := NewPair(PairSpec{Kernel: vocab.Gaussian, Features: 4, SigmaX: 1, SigmaY: -1, DimX: 1, DimY: 1}); err == nil || !errors.Is(err, ErrInvalidSpec) {
 		t.Errorf("bad Y sigma: %v", err)
 	}
 	if _, err := ParseVariant("fancy"); err == nil {
@@ -363,7 +363,7 @@ func TestInvalid(t *testing.T) {
 // Joint give, to the bit, in either build, and refuses short inputs.
 func TestTransformJoint(t *testing.T) {
 	const n, D = 70, 45
-	pair, err := NewPair(PairSpec{Kernel: exact.Gaussian, Features: D, Seed: 5, SigmaX: 1, SigmaY: 0.8, DimX: 3, DimY: 4})
+	pair, err := NewPair(PairSpec{Kernel: vocab.Gaussian, Features: D, Seed: 5, SigmaX: 1, SigmaY: 0.8, DimX: 3, DimY: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,9 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/internal/linalg"
 	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/vocab"
 )
 
 // withBackend runs f with the whole process switched to backend b (the BLAS
@@ -40,15 +40,15 @@ func TestBackendsAgree(t *testing.T) {
 	}
 	cases := []struct {
 		spec            synth.Spec
-		kernel          exact.Kernel
+		kernel          vocab.Kernel
 		D, P, rows      int
 		block, workers  int
 		halfLife, alpha float64
 	}{
-		{synth.Spec{Kind: synth.Gaussian, Dim: 10, MI: 2, Seed: 1}, exact.Gaussian, 128, 5, 20000, 4096, 2, 0, 1.01},
-		{synth.Spec{Kind: synth.Gaussian, Dim: 10, MI: 2, Seed: 1}, exact.Gaussian, 128, 0, 20000, 4096, 2, 0, 1.01},
-		{synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 2}, exact.Laplacian, 64, 3, 9000, 1000, 1, 0, 2},
-		{synth.Spec{Kind: synth.Independent, Dim: 3, Seed: 3}, exact.Elliptical, 32, 4, 12000, 3000, 3, 4000, 0.5},
+		{synth.Spec{Kind: synth.Gaussian, Dim: 10, MI: 2, Seed: 1}, vocab.Gaussian, 128, 5, 20000, 4096, 2, 0, 1.01},
+		{synth.Spec{Kind: synth.Gaussian, Dim: 10, MI: 2, Seed: 1}, vocab.Gaussian, 128, 0, 20000, 4096, 2, 0, 1.01},
+		{synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 2}, vocab.Laplacian, 64, 3, 9000, 1000, 1, 0, 2},
+		{synth.Spec{Kind: synth.Independent, Dim: 3, Seed: 3}, vocab.Elliptical, 32, 4, 12000, 3000, 3, 4000, 0.5},
 	}
 	for _, c := range cases {
 		name := fmt.Sprintf("%v d=%d %v D=%d P=%d workers=%d half-life %v alpha %v", c.spec.Kind, c.spec.Dim, c.kernel, c.D, c.P, c.workers, c.halfLife, c.alpha)

@@ -1,19 +1,18 @@
 package stream
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
 
-	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rff"
+	"github.com/dime-project/dime/vocab"
 )
 
 // ErrInvalidInput is matched by every error about the caller's parameters or
 // data: invalid settings, mismatched shapes, NaN or Inf values.
-var ErrInvalidInput = errors.New("stream: invalid input")
+var ErrInvalidInput = vocab.NewSentinel("stream: invalid input")
 
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidInput, fmt.Sprintf(format, args...))
@@ -31,14 +30,14 @@ const chunkRows = 256
 // Config holds the parameters of a streaming RFF estimate. DefaultConfig
 // returns the defaults of the dime command.
 type Config struct {
-	Kernel exact.Kernel
+	Kernel vocab.Kernel
 	// Alpha is the order of the Rényi entropies, > 0 (the paper uses 1.01).
 	Alpha float64
 	// BandwidthX and BandwidthY choose each view's bandwidth: an explicit
 	// value, fixed √(d/2) (the zero value), or a rule that looks at the data,
 	// median or auto, resolved on the first PilotRows rows and then held
 	// fixed for the whole stream.
-	BandwidthX, BandwidthY exact.Bandwidth
+	BandwidthX, BandwidthY vocab.Bandwidth
 	// Standardize makes the estimate scale-free: every column is
 	// standardized, x ↦ (x − center)/scale, before the feature map, with the
 	// median as center and MADScale × the median absolute deviation as scale
@@ -62,7 +61,7 @@ type Config struct {
 	// is 2D and every accumulator holds 2D×2D float64.
 	Features int
 	// Variant chooses plain or orthogonal frequencies.
-	Variant rff.Variant
+	Variant vocab.Variant
 	// Permutations chooses the DiME estimator. 0 (the default) is the
 	// analytic one: S(C⊥) − S(C_XY), C⊥ the product of marginals computed
 	// from the parts, with its finite-sample bias removed by the jackknife
@@ -99,16 +98,16 @@ type Config struct {
 	// per row, and 4(K+1) eigenproblems fewer per Result.
 	SkipNormalized bool
 	// Precision is that of the products of the accumulators' rank-k
-	// updates (covariance.Accumulator.SetPrecision): covariance.Float32
+	// updates (covariance.Accumulator.SetPrecision): vocab.Float32
 	// (DefaultConfig) rounds each chunk's features to float32 and sums
 	// their products in float32 over the chunk's 256 rows before adding
 	// them into the float64 sums, which runs the update, most of the work
-	// per row, about twice as fast; covariance.Float64 (the zero value)
+	// per row, about twice as fast; vocab.Float64 (the zero value)
 	// forms them in float64. Sums of chunks, merges, the means and the
 	// entropies are float64 either way. The measured effect of Float32 on
 	// DiME is of order 1e-10 (package documentation, README). It is
 	// recorded in a saved state, and states of different precisions merge.
-	Precision covariance.Precision
+	Precision vocab.Precision
 	// Seed drives the frequencies and the pairings.
 	Seed uint64
 	// ShuffleRows is the size of the shuffle scope in rows: rows are paired
@@ -174,7 +173,7 @@ const (
 // DefaultGroups groups (no permutations), float32 products in the rank-k
 // updates, seed 1.
 func DefaultConfig() Config {
-	return Config{Kernel: exact.Gaussian, Alpha: 1.01, Standardize: true, Features: 256, Groups: DefaultGroups, Jackknife: DefaultJackknife, Precision: covariance.Float32, Seed: 1}
+	return Config{Kernel: vocab.Gaussian, Alpha: 1.01, Standardize: true, Features: 256, Groups: DefaultGroups, Jackknife: DefaultJackknife, Precision: vocab.Float32, Seed: 1}
 }
 
 // DefaultGroups is the default number K of groups of rows of the
@@ -231,37 +230,24 @@ func (j Jackknife) String() string {
 	return fmt.Sprintf("Jackknife(%d)", uint8(j))
 }
 
-// RowModel is what the rows are assumed to be (Config.RowModel).
-type RowModel uint8
+// RowModel is what the rows are assumed to be (Config.RowModel;
+// vocab.RowModel).
+type RowModel = vocab.RowModel
 
+// The row models of package vocab.
 const (
-	// IIDRows: independent, identically distributed rows.
-	IIDRows RowModel = iota
-	// SerialRows: a stationary series, rows dependent on their neighbours
-	// over a range well below 256 rows (one chunk).
-	SerialRows
+	IIDRows    = vocab.IIDRows
+	SerialRows = vocab.SerialRows
 )
 
-// String returns "iid" or "serial".
-func (m RowModel) String() string {
-	switch m {
-	case IIDRows:
-		return "iid"
-	case SerialRows:
-		return "serial"
-	}
-	return fmt.Sprintf("RowModel(%d)", uint8(m))
-}
-
-// ParseRowModel parses "iid" or "serial".
+// ParseRowModel parses "iid" or "serial", or returns an error matching
+// ErrInvalidInput.
 func ParseRowModel(s string) (RowModel, error) {
-	switch s {
-	case "iid":
-		return IIDRows, nil
-	case "serial":
-		return SerialRows, nil
+	m, err := vocab.ParseRowModel(s)
+	if err != nil {
+		return m, invalidf("%v", err)
 	}
-	return IIDRows, invalidf("rows %q: want iid or serial", s)
+	return m, nil
 }
 
 // MaxGroups bounds Config.Groups.
@@ -287,11 +273,11 @@ func (c Config) Validate() error {
 		return invalidf("unknown kernel %d", uint8(c.Kernel))
 	case !(c.Alpha > 0) || math.IsInf(c.Alpha, 0):
 		return invalidf("alpha must be finite and > 0, got %v", c.Alpha)
-	case c.BandwidthX.Rule > exact.AutoRule || c.BandwidthY.Rule > exact.AutoRule:
+	case c.BandwidthX.Rule > vocab.AutoRule || c.BandwidthY.Rule > vocab.AutoRule:
 		return invalidf("unknown bandwidth rule")
-	case c.BandwidthX.Rule == exact.ExplicitRule && (!(c.BandwidthX.Sigma > 0) || math.IsInf(c.BandwidthX.Sigma, 0)):
+	case c.BandwidthX.Rule == vocab.ExplicitRule && (!(c.BandwidthX.Sigma > 0) || math.IsInf(c.BandwidthX.Sigma, 0)):
 		return invalidf("sigma of X must be finite and > 0, got %v", c.BandwidthX.Sigma)
-	case c.BandwidthY.Rule == exact.ExplicitRule && (!(c.BandwidthY.Sigma > 0) || math.IsInf(c.BandwidthY.Sigma, 0)):
+	case c.BandwidthY.Rule == vocab.ExplicitRule && (!(c.BandwidthY.Sigma > 0) || math.IsInf(c.BandwidthY.Sigma, 0)):
 		return invalidf("sigma of Y must be finite and > 0, got %v", c.BandwidthY.Sigma)
 	case !(c.HalfLife >= 0) || math.IsInf(c.HalfLife, 0):
 		return invalidf("half-life must be a finite number of rows >= 0, got %v", c.HalfLife)
@@ -311,7 +297,7 @@ func (c Config) Validate() error {
 		return invalidf("serial rows need the analytic estimator (0 permutations): permuted pairs of a series would pair neighbours")
 	case c.RowModel == SerialRows && c.groups() < 2:
 		return invalidf("serial rows need at least 2 groups: their test and standard error come from the spread between groups")
-	case c.Precision != covariance.Float64 && c.Precision != covariance.Float32:
+	case c.Precision != vocab.Float64 && c.Precision != vocab.Float32:
 		return invalidf("unknown precision %d", uint8(c.Precision))
 	case c.SkipAnalytic && c.Permutations == 0:
 		return invalidf("the analytic estimator (0 permutations) cannot skip the analytic estimate")
@@ -319,7 +305,7 @@ func (c Config) Validate() error {
 		return invalidf("shuffle rows must be 0 (each block) to %d, got %d", MaxShuffleRows, c.ShuffleRows)
 	case c.Workers < 0 || c.Workers > MaxWorkers:
 		return invalidf("workers must be 0 (automatic) to %d, got %d", MaxWorkers, c.Workers)
-	case c.Variant == rff.Orthogonal && c.Kernel != exact.Gaussian:
+	case c.Variant == vocab.Orthogonal && c.Kernel != vocab.Gaussian:
 		return invalidf("orthogonal features need the gaussian kernel, not %v", c.Kernel)
 	case !c.Scaling.Empty() && !c.Standardize:
 		return invalidf("a scaling is given but standardization is off")

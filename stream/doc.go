@@ -348,7 +348,7 @@
 //
 // The rank-k updates, three per chunk of 256 rows (four more on the self
 // chunks), are most of the work per row. DefaultConfig forms their products
-// in float32 (Config.Precision = covariance.Float32): each chunk's features
+// in float32 (Config.Precision = vocab.Float32): each chunk's features
 // are rounded to float32 and their 256 products per entry summed in float32
 // with fused multiply-adds, and the chunk's sums are added into the float64
 // accumulators. The vector units hold twice as many float32 values, so the
@@ -364,7 +364,7 @@
 // a chunk: the same rows split otherwise (files, shards, Beam splits) give
 // entropies that differ by up to about 2e-7 relative at d = 2, against
 // 1e-15 with float64 products; the number of workers changes nothing. The means, sums of chunks, merges
-// and entropies stay in float64. covariance.Float64 (the zero value; the
+// and entropies stay in float64. vocab.Float64 (the zero value; the
 // dime commands' --precision float64) forms the products in float64.
 //
 // # Units: standardized columns

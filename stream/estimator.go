@@ -9,7 +9,9 @@ import (
 
 	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/internal/randstream"
 	"github.com/dime-project/dime/rff"
+	"github.com/dime-project/dime/vocab"
 )
 
 // Estimator is the streaming RFF estimator of the entropies, mutual
@@ -113,13 +115,13 @@ func checkViews(dimX, dimY int, cfg Config) error {
 
 // newEstimator returns an estimator without accumulators or shard ids.
 func newEstimator(dimX, dimY int, cfg Config) *Estimator {
-	src := rand.NewPCG(cfg.Seed, exact.PermutationStream)
+	src := rand.NewPCG(cfg.Seed, randstream.Permutation)
 	return &Estimator{cfg: cfg, dimX: dimX, dimY: dimY, shuffleSrc: src, shuffle: rand.New(src), workers: cfg.workers()}
 }
 
 // resolveDataFree returns the bandwidth of a fixed or explicit rule.
-func resolveDataFree(b exact.Bandwidth, d int) float64 {
-	if b.Rule == exact.ExplicitRule {
+func resolveDataFree(b vocab.Bandwidth, d int) float64 {
+	if b.Rule == vocab.ExplicitRule {
 		return b.Sigma
 	}
 	return exact.FixedSigma(d)
@@ -316,7 +318,7 @@ func (e *Estimator) Dims() (dimX, dimY int) { return e.dimX, e.dimY }
 func (e *Estimator) Rows() int64 { return e.rows }
 
 // Add adds rows paired rows: x holds rows×dimX values and y rows×dimY,
-// row-major. Values must be finite and within ±exact.MaxAbsValue: another
+// row-major. Values must be finite and within ±vocab.MaxAbsValue: another
 // value is refused with an error naming the view, the row (counted from the
 // first row ever added, from 0) and the column, and nothing of the block is
 // added.
@@ -374,10 +376,10 @@ func (e *Estimator) addStarted(x, y []float64, rows int) error {
 }
 
 // checkFinite returns an error naming the first NaN, Inf or value beyond
-// ±exact.MaxAbsValue of a block.
+// ±vocab.MaxAbsValue of a block.
 func checkFinite(view string, v []float64, d int, offset int64) error {
-	if i := exact.FirstInvalid(v); i >= 0 {
-		return invalidf("%s row %d, column %d: %s", view, offset+int64(i/d), i%d, exact.CheckValue(v[i]))
+	if i := vocab.FirstInvalid(v); i >= 0 {
+		return invalidf("%s row %d, column %d: %s", view, offset+int64(i/d), i%d, vocab.CheckValue(v[i]))
 	}
 	return nil
 }
@@ -416,7 +418,7 @@ func (e *Estimator) Flush() error {
 // within round-off of a float32 rounding boundary (a chance of about 1e-8
 // per value).
 func scopeStream(x, y []float64, n, dx, dy int, rounded bool) uint64 {
-	h := mix(exact.PermutationStream ^ uint64(n))
+	h := mix(randstream.Permutation ^ uint64(n))
 	for _, v := range [][]float64{x[:dx], y[:dy], x[(n-1)*dx : n*dx], y[(n-1)*dy : n*dy]} {
 		for _, f := range v {
 			if rounded {

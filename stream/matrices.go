@@ -9,6 +9,7 @@ import (
 	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rff"
+	"github.com/dime-project/dime/vocab"
 )
 
 // EstimateMatrices returns the RFF estimate for two in-memory views (row i of
@@ -56,7 +57,7 @@ func EstimateWithPermutations(x, y mat.Matrix, cfg Config, perms [][]int) (Resul
 		if err != nil {
 			return Result{}, fmt.Errorf("%w: %v", ErrInvalidInput, err)
 		}
-		cfg.BandwidthX, cfg.BandwidthY = exact.Sigma(sx), exact.Sigma(sy)
+		cfg.BandwidthX, cfg.BandwidthY = vocab.Sigma(sx), vocab.Sigma(sy)
 	}
 	_, dx := x.Dims()
 	_, dy := y.Dims()

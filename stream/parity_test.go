@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/dime-project/dime/exact"
-	"github.com/dime-project/dime/rff"
 	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/vocab"
 )
 
 // quantity indexes the estimates compared in the parity tests.
@@ -69,11 +69,11 @@ func TestParityExactVsRFF(t *testing.T) {
 		}
 		want := [nq]float64{ex.EntropyX, ex.EntropyJoint, ex.MutualInformation, ex.DiME}
 		perms := exact.Permutations(n, ecfg.Permutations, ecfg.Seed)
-		for vi, v := range []rff.Variant{rff.Plain, rff.Orthogonal} {
+		for vi, v := range []vocab.Variant{vocab.Plain, vocab.Orthogonal} {
 			for Di, D := range Ds {
 				var worst [nq]float64
 				for seed := uint64(1); seed <= seeds; seed++ {
-					cfg := Config{Kernel: exact.Gaussian, Alpha: ecfg.Alpha, BandwidthX: exact.Sigma(ex.SigmaX), BandwidthY: exact.Sigma(ex.SigmaY),
+					cfg := Config{Kernel: vocab.Gaussian, Alpha: ecfg.Alpha, BandwidthX: vocab.Sigma(ex.SigmaX), BandwidthY: vocab.Sigma(ex.SigmaY),
 						Features: D, Variant: v, Seed: seed, SkipAnalytic: true, Precision: DefaultConfig().Precision}
 					r, err := EstimateWithPermutations(x, y, cfg, perms)
 					if err != nil {

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/vocab"
 )
 
 // precisionBounds bound how far float32 products move DiME, its standard
@@ -66,7 +66,7 @@ func TestPrecisionEffect(t *testing.T) {
 		t.Skip("16 estimates")
 	}
 	const n, D = 20000, 64
-	if DefaultConfig().Precision != covariance.Float32 {
+	if DefaultConfig().Precision != vocab.Float32 {
 		t.Fatalf("DefaultConfig().Precision = %v, want float32", DefaultConfig().Precision)
 	}
 	var worst [5]float64
@@ -78,7 +78,7 @@ func TestPrecisionEffect(t *testing.T) {
 			t.Fatal(err)
 		}
 		var r [2]Result
-		for j, prec := range []covariance.Precision{covariance.Float32, covariance.Float64} {
+		for j, prec := range []vocab.Precision{vocab.Float32, vocab.Float64} {
 			cfg := DefaultConfig()
 			cfg.Features, cfg.Precision = D, prec
 			if r[j], err = EstimateMatrices(x, y, cfg); err != nil {
@@ -119,7 +119,7 @@ func TestPrecisionInState(t *testing.T) {
 	xd, yd := x.RawMatrix().Data, y.RawMatrix().Data
 	var states [2][]byte
 	var ests [2]*Estimator
-	for i, prec := range []covariance.Precision{covariance.Float32, covariance.Float64} {
+	for i, prec := range []vocab.Precision{vocab.Float32, vocab.Float64} {
 		cfg := DefaultConfig()
 		cfg.Features, cfg.Precision = 16, prec
 		cfg.Standardize = false // shards of their own scales would not merge

@@ -11,28 +11,18 @@ import (
 
 	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/exact"
-	"github.com/dime-project/dime/rff"
 )
 
 // Result is an RFF estimate with every parameter that produced it. Entropies
 // are in nats.
 type Result struct {
-	Rows, SkippedRows      int64
-	XColumns, YColumns     []string
-	Kernel                 exact.Kernel
-	Alpha                  float64
-	BandwidthX, BandwidthY exact.Bandwidth // the rules
-	SigmaX, SigmaY         float64         // the bandwidths they gave
-	Features               int             // D; the feature dimension is 2D
-	Variant                rff.Variant
-	Permutations           int
-	Seed                   uint64
-	ShuffleRows            int
-
-	// Groups is the number K of groups of rows of the jackknife, and
-	// Jackknife the bias correction configured (Config.Jackknife).
-	Groups    int
-	Jackknife Jackknife
+	// Config is the configuration of the estimator (its columns, kernel,
+	// bandwidth rules, D, variant, P, seed, shuffle, jackknife, row model,
+	// half-life, …), with Groups the number K of groups of rows the
+	// jackknife used.
+	Config
+	Rows, SkippedRows int64
+	SigmaX, SigmaY    float64 // the bandwidths the rules gave
 
 	// EntropyX, EntropyY and EntropyJoint are the entropies of the X part,
 	// Y part and joint covariance operators.
@@ -69,11 +59,9 @@ type Result struct {
 	// cannot be computed. TestStatistic is its statistic and TestNullMean
 	// the statistic's expectation under independence.
 	PValue, TestStatistic, TestNullMean float64
-	// RowModel is the row model configured (Config.RowModel). With
-	// SerialRows, PValue is the test for serial rows (the package
-	// documentation derives it) and PValueIID the iid RFF-HSIC test's
-	// p-value of the same statistic; with IIDRows they are equal.
-	RowModel  RowModel
+	// PValueIID is the iid RFF-HSIC test's p-value of the statistic: with
+	// Config.RowModel SerialRows, PValue is the test for serial rows (the
+	// package documentation derives it); with IIDRows they are equal.
 	PValueIID float64
 	// Lag1X and Lag1Y are the largest absolute lag-1 autocorrelation of a
 	// column of X and of Y over the rows in the order they were added
@@ -93,7 +81,6 @@ type Result struct {
 	// EffectiveRows is the total weight of the rows: Rows, or less with a
 	// half-life.
 	EffectiveRows float64
-	HalfLife      float64
 }
 
 // PValue returns the p-value of the test of independence that the permuted
@@ -662,24 +649,31 @@ func extrapolate(all float64, n []float64, levels []jackLevel, basis []func(x fl
 	return est, true
 }
 
-// assemble builds a Result from the estimates.
+// NaNResult returns the Result of an estimator that cannot estimate yet
+// (fewer than 2 rows, or a window too short): its configuration, rows and
+// bandwidths, and NaN for every estimate (EffectiveRows the rows).
+func (e *Estimator) NaNResult() Result {
+	nan := math.NaN()
+	est := estimates{sx: nan, sy: nan, sxy: nan, sperp: nan, jack: nan, jackSE: nan, selfX: nan, selfY: nan, pSerial: nan,
+		test: covariance.IndependenceTest{PValue: nan, Statistic: nan, NullMean: nan}, groups: e.cfg.Groups, weight: float64(e.rows)}
+	return assemble(e.cfg, e.sigmaX, e.sigmaY, e.rows, e.skipped, est)
+}
+
+// assemble builds a Result from the estimates: the one place where a
+// Result is made.
 func assemble(cfg Config, sigmaX, sigmaY float64, rows, skipped int64, est estimates) Result {
 	nan := math.NaN()
+	cfg.Groups = est.groups
 	r := Result{
-		Rows: rows, SkippedRows: skipped,
-		XColumns: cfg.XColumns, YColumns: cfg.YColumns,
-		Kernel: cfg.Kernel, Alpha: cfg.Alpha,
-		BandwidthX: cfg.BandwidthX, BandwidthY: cfg.BandwidthY, SigmaX: sigmaX, SigmaY: sigmaY,
-		Features: cfg.Features, Variant: cfg.Variant, Permutations: cfg.Permutations, Groups: est.groups, Jackknife: cfg.Jackknife,
-		Seed: cfg.Seed, ShuffleRows: cfg.ShuffleRows,
+		Config: cfg, Rows: rows, SkippedRows: skipped, SigmaX: sigmaX, SigmaY: sigmaY,
 		EntropyX: est.sx, EntropyY: est.sy, EntropyJoint: est.sxy,
 		MutualInformation: est.sx + est.sy - est.sxy,
 		DiMEAnalytic:      est.sperp - est.sxy, EntropyProduct: est.sperp,
 		EntropyPermuted: est.perm, DiMESelfX: est.selfX, DiMESelfY: est.selfY,
 		PValue: est.test.PValue, TestStatistic: est.test.Statistic, TestNullMean: est.test.NullMean,
 		PValuePermutations: nan,
-		EffectiveRows:      est.weight, HalfLife: cfg.HalfLife,
-		RowModel: cfg.RowModel, PValueIID: est.test.PValue, Lag1X: nan, Lag1Y: nan,
+		EffectiveRows:      est.weight,
+		PValueIID:          est.test.PValue, Lag1X: nan, Lag1Y: nan,
 		DiMEDegreesOfFreedom: nan, DiMELow: nan, DiMEHigh: nan,
 	}
 	if cfg.RowModel == SerialRows {

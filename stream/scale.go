@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/vocab"
 )
 
 // This file holds the pilot: the one sample of rows on which every setting
@@ -49,14 +50,14 @@ func (s Scaling) check(dimX, dimY int) error {
 	}
 	for _, v := range [][]float64{s.CenterX, s.CenterY} {
 		for _, c := range v {
-			if math.IsNaN(c) || math.IsInf(c, 0) || math.Abs(c) > exact.MaxAbsValue {
+			if math.IsNaN(c) || math.IsInf(c, 0) || math.Abs(c) > vocab.MaxAbsValue {
 				return invalidf("scaling: center %v", c)
 			}
 		}
 	}
 	for _, v := range [][]float64{s.ScaleX, s.ScaleY} {
 		for _, c := range v {
-			if !(c > 0) || math.IsInf(c, 0) || c > 2*exact.MaxAbsValue {
+			if !(c > 0) || math.IsInf(c, 0) || c > 2*vocab.MaxAbsValue {
 				return invalidf("scaling: scale %v, want finite and > 0", c)
 			}
 		}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/vocab"
 )
 
 // realUnits returns rows of a table in real units: X = (age in years,
@@ -41,9 +41,9 @@ func TestStandardizedScaleFree(t *testing.T) {
 	x, y := realUnits(t, n, 2101)
 	var worst float64
 	defer func() { t.Logf("largest relative change: %.3g", worst) }()
-	for _, rule := range []exact.Bandwidth{exact.Fixed(), exact.Median(), exact.Auto()} {
+	for _, rule := range []vocab.Bandwidth{vocab.Fixed(), vocab.Median(), vocab.Auto()} {
 		cols := []int{0, 1, 2}
-		if rule.Rule == exact.AutoRule {
+		if rule.Rule == vocab.AutoRule {
 			cols = []int{1} // each auto run costs 15 exact estimates
 		}
 		cfg := DefaultConfig()
@@ -138,7 +138,7 @@ func TestStandardizedState(t *testing.T) {
 	// The second half as a shard that takes the first's settings.
 	like := back.Config()
 	like.Workers = 1
-	like.BandwidthX, like.BandwidthY = exact.Sigma(back.sigmaX), exact.Sigma(back.sigmaY)
+	like.BandwidthX, like.BandwidthY = vocab.Sigma(back.sigmaX), vocab.Sigma(back.sigmaY)
 	b, err := New(2, 1, like)
 	if err != nil {
 		t.Fatal(err)

@@ -44,6 +44,10 @@ func (e overlapError) Is(target error) bool {
 	return target == ErrOverlap || target == ErrIncompatible
 }
 
+// Usage reports that the error is the caller's (vocab.IsUsage): the states
+// given cannot be merged.
+func (e overlapError) Usage() bool { return true }
+
 // newShardID draws a random id. (crypto/rand does not fail on the systems Go
 // supports: since Go 1.24 it crashes the program rather than return an error.)
 func newShardID() ShardID {

@@ -13,18 +13,18 @@ import (
 	"slices"
 
 	"github.com/dime-project/dime/covariance"
-	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rff"
+	"github.com/dime-project/dime/vocab"
 )
 
 // ErrState is matched by the errors of ReadState on bytes that are not a
 // valid estimator state: truncated, corrupted, foreign or of another version.
-var ErrState = errors.New("stream: invalid state")
+var ErrState = vocab.NewSentinel("stream: invalid state")
 
 // ErrIncompatible is matched by the error of merging estimators whose
 // feature maps, settings or columns differ, that share rows (ErrOverlap), or
 // whose row counts would overflow.
-var ErrIncompatible = errors.New("stream: incompatible states")
+var ErrIncompatible = vocab.NewSentinel("stream: incompatible states")
 
 // The state encoding, version 3 (raw columns) or 4 (standardized columns).
 // Integers are little-endian and unsigned
@@ -490,14 +490,14 @@ func (d *stateDecoder) header(settingsOnly, serial bool) (h stateHeader, ok bool
 	if serial {
 		c.RowModel = SerialRows
 	}
-	c.Kernel, c.Variant = exact.Kernel(d.u8()), rff.Variant(d.u8())
+	c.Kernel, c.Variant = vocab.Kernel(d.u8()), vocab.Variant(d.u8())
 	skip := d.u8()
 	c.SkipAnalytic = skip == 1
-	c.BandwidthX.Rule, c.BandwidthY.Rule = exact.BandwidthRule(d.u8()), exact.BandwidthRule(d.u8())
+	c.BandwidthX.Rule, c.BandwidthY.Rule = vocab.BandwidthRule(d.u8()), vocab.BandwidthRule(d.u8())
 	skipNormalized := d.u8()
 	c.SkipNormalized = skipNormalized == 1
 	c.Jackknife = Jackknife(d.u8())
-	c.Precision = covariance.Precision(d.u8())
+	c.Precision = vocab.Precision(d.u8())
 	features, perms, dimX, dimY, groups := d.u32(), d.u32(), d.u32(), d.u32(), d.u32()
 	shuffle, pilot, seed, rows, skipped, chunks := d.u64(), d.u64(), d.u64(), d.u64(), d.u64(), d.u64()
 	c.Alpha, c.BandwidthX.Sigma, c.BandwidthY.Sigma = d.f64(), d.f64(), d.f64()
@@ -773,7 +773,7 @@ func checkWeights(c Config, accs []*covariance.Accumulator, means []*covariance.
 
 // withBandwidths returns c with the resolved bandwidths as explicit rules.
 func withBandwidths(c Config, sigmaX, sigmaY float64) Config {
-	c.BandwidthX, c.BandwidthY = exact.Sigma(sigmaX), exact.Sigma(sigmaY)
+	c.BandwidthX, c.BandwidthY = vocab.Sigma(sigmaX), vocab.Sigma(sigmaY)
 	return c
 }
 

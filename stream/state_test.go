@@ -20,6 +20,7 @@ import (
 	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/vocab"
 )
 
 // rows returns n rows of spec as row-major slices.
@@ -101,7 +102,7 @@ func TestMergeEqualsOneRun(t *testing.T) {
 	const d = 2
 	x, y := rows(t, synth.Spec{Kind: synth.Circle, Dim: d, Noise: 0.1, Seed: 2}, 8000)
 	cfg := testConfig(d, 32, 4, 7)
-	cfg.Kernel = exact.Laplacian
+	cfg.Kernel = vocab.Laplacian
 	one, _ := New(d, d, cfg)
 	addBlocks(t, one, x, y, d, 2000)
 	one.Skip(3)
@@ -146,12 +147,12 @@ func TestMergeRefusesIncompatible(t *testing.T) {
 	recv := build(func(*Config) {})
 	before, _ := recv.MarshalBinary()
 	for name, f := range map[string]func(*Config){
-		"sigma":        func(c *Config) { c.BandwidthX = exact.Sigma(3) },
+		"sigma":        func(c *Config) { c.BandwidthX = vocab.Sigma(3) },
 		"permutations": func(c *Config) { c.Permutations = 3 },
 		"alpha":        func(c *Config) { c.Alpha = 2 },
 		"features":     func(c *Config) { c.Features = 17 },
 		"seed":         func(c *Config) { c.Seed = 2 },
-		"kernel":       func(c *Config) { c.Kernel = exact.Elliptical },
+		"kernel":       func(c *Config) { c.Kernel = vocab.Elliptical },
 		"columns":      func(c *Config) { c.XColumns = []string{"p", "q"} },
 	} {
 		if err := recv.Merge(build(f)); !errors.Is(err, ErrIncompatible) {
@@ -161,7 +162,7 @@ func TestMergeRefusesIncompatible(t *testing.T) {
 			t.Fatalf("%s: receiver changed by a refused merge", name)
 		}
 	}
-	median := build(func(c *Config) { c.BandwidthX = exact.Median() })
+	median := build(func(c *Config) { c.BandwidthX = vocab.Median() })
 	if err := recv.Merge(median); !errors.Is(err, ErrIncompatible) {
 		t.Errorf("median bandwidth: %v", err)
 	}
@@ -197,7 +198,7 @@ func TestReadStateRejects(t *testing.T) {
 	if _, err := ReadState(bytes.NewReader([]byte("PAR1 definitely not a state"))); !errors.Is(err, ErrState) {
 		t.Errorf("foreign bytes: %v", err)
 	}
-	empty, _ := New(d, d, Config{Kernel: exact.Gaussian, Alpha: 1, Features: 4, Permutations: 1, BandwidthX: exact.Median()})
+	empty, _ := New(d, d, Config{Kernel: vocab.Gaussian, Alpha: 1, Features: 4, Permutations: 1, BandwidthX: vocab.Median()})
 	if err := empty.WriteState(&bytes.Buffer{}); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("saving an estimator without rows: %v", err)
 	}
@@ -258,7 +259,7 @@ func TestPilotBandwidths(t *testing.T) {
 	const d, n = 2, 3000
 	x, y := rows(t, synth.Spec{Kind: synth.Sine, Dim: d, Noise: 0.2, Seed: 5}, n)
 	cfg := testConfig(d, 16, 2, 1)
-	cfg.BandwidthX, cfg.BandwidthY = exact.Median(), exact.Sigma(0.9)
+	cfg.BandwidthX, cfg.BandwidthY = vocab.Median(), vocab.Sigma(0.9)
 	cfg.PilotRows = 800
 	e, err := New(d, d, cfg)
 	if err != nil {
@@ -268,19 +269,19 @@ func TestPilotBandwidths(t *testing.T) {
 		t.Fatal("started before the pilot")
 	}
 	addBlocks(t, e, x, y, d, 500)
-	want, _ := exact.MedianSigma(exact.Gaussian, mat.NewDense(800, d, x[:800*d]))
+	want, _ := exact.MedianSigma(vocab.Gaussian, mat.NewDense(800, d, x[:800*d]))
 	sx, sy := e.Bandwidths()
 	if sx != want || sy != 0.9 {
 		t.Errorf("bandwidths %v, %v; want median of the first 800 rows %v and 0.9", sx, sy, want)
 	}
 	r, err := e.Result()
-	if err != nil || r.Rows != n || r.SigmaX != want || r.BandwidthX != exact.Median() {
+	if err != nil || r.Rows != n || r.SigmaX != want || r.BandwidthX != vocab.Median() {
 		t.Errorf("result rows %d sigma %v rule %v: %v", r.Rows, r.SigmaX, r.BandwidthX, err)
 	}
 	// The pilot rows are added: the same data with the bandwidth given
 	// explicitly gives the same result.
 	cfg2 := cfg
-	cfg2.BandwidthX = exact.Sigma(want)
+	cfg2.BandwidthX = vocab.Sigma(want)
 	e2, _ := New(d, d, cfg2)
 	addBlocks(t, e2, x, y, d, 500)
 	r2, _ := e2.Result()
@@ -289,11 +290,11 @@ func TestPilotBandwidths(t *testing.T) {
 	}
 
 	// Auto: resolved like exact.ResolveBandwidths on the pilot.
-	cfg.BandwidthX, cfg.BandwidthY, cfg.PilotRows = exact.Auto(), exact.Auto(), 300
+	cfg.BandwidthX, cfg.BandwidthY, cfg.PilotRows = vocab.Auto(), vocab.Auto(), 300
 	ea, _ := New(d, d, cfg)
 	addBlocks(t, ea, x[:1000*d], y[:1000*d], d, 1000)
 	ax, ay := ea.Bandwidths()
-	ecfg := exact.Config{Kernel: exact.Gaussian, Alpha: cfg.Alpha, SigmaX: exact.Auto(), SigmaY: exact.Auto(), Permutations: 2, Seed: 1}
+	ecfg := exact.Config{Kernel: vocab.Gaussian, Alpha: cfg.Alpha, SigmaX: vocab.Auto(), SigmaY: vocab.Auto(), Permutations: 2, Seed: 1}
 	wx, wy, _ := exact.ResolveBandwidths(mat.NewDense(300, d, x[:300*d]), mat.NewDense(300, d, y[:300*d]), ecfg)
 	if ax != wx || ay != wy {
 		t.Errorf("auto bandwidths %v, %v; exact on the pilot %v, %v", ax, ay, wx, wy)

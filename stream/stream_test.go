@@ -15,6 +15,7 @@ import (
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rff"
 	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/vocab"
 )
 
 // sums holds the accumulators of every group, summed: X, Y, joint, the
@@ -59,7 +60,7 @@ func totals(t testing.TB, e *Estimator) sums {
 }
 
 func testConfig(d int, D, P int, seed uint64) Config {
-	return Config{Kernel: exact.Gaussian, Alpha: 1.01, Features: D, Permutations: P, Seed: seed}
+	return Config{Kernel: vocab.Gaussian, Alpha: 1.01, Features: D, Permutations: P, Seed: seed}
 }
 
 // feed adds n rows of spec to e in blocks of the given size.
@@ -462,8 +463,8 @@ func TestInvalidInput(t *testing.T) {
 		cfg  Config
 	}{
 		{"alpha", bad(func(c *Config) { c.Alpha = 0 })},
-		{"sigma", bad(func(c *Config) { c.BandwidthY = exact.Sigma(math.NaN()) })},
-		{"sigma zero", bad(func(c *Config) { c.BandwidthX = exact.Sigma(0) })},
+		{"sigma", bad(func(c *Config) { c.BandwidthY = vocab.Sigma(math.NaN()) })},
+		{"sigma zero", bad(func(c *Config) { c.BandwidthX = vocab.Sigma(0) })},
 		{"pilot", bad(func(c *Config) { c.PilotRows = -1 })},
 		{"features", bad(func(c *Config) { c.Features = 0 })},
 		{"permutations", bad(func(c *Config) { c.Permutations = -1 })},
@@ -471,7 +472,7 @@ func TestInvalidInput(t *testing.T) {
 		{"analytic without analytic", bad(func(c *Config) { c.Permutations, c.SkipAnalytic = 0, true })},
 		{"shuffle", bad(func(c *Config) { c.ShuffleRows = -1 })},
 		{"kernel", bad(func(c *Config) { c.Kernel = 7 })},
-		{"orthogonal laplacian", bad(func(c *Config) { c.Kernel, c.Variant = exact.Laplacian, rff.Orthogonal })},
+		{"orthogonal laplacian", bad(func(c *Config) { c.Kernel, c.Variant = vocab.Laplacian, vocab.Orthogonal })},
 	} {
 		if _, err := New(2, 2, c.cfg); !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("%s: error %v", c.name, err)

@@ -10,8 +10,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/vocab"
 )
 
 // shardStates returns the states of estimators over consecutive ranges of
@@ -224,13 +224,13 @@ func TestSumRefuses(t *testing.T) {
 	}
 	before, _ := s.MarshalBinary()
 	other := cfg
-	other.BandwidthX = exact.Sigma(3)
+	other.BandwidthX = vocab.Sigma(3)
 	e, _ := New(d, d, other)
 	addBlocks(t, e, x, y, d, 3000)
 	if err := s.Add(e); !errors.Is(err, ErrIncompatible) {
 		t.Errorf("another bandwidth: %v, want ErrIncompatible", err)
 	}
-	notStarted, _ := New(d, d, Config{Kernel: exact.Gaussian, Alpha: 1.01, Features: 16, Permutations: 2, Seed: 1, BandwidthX: exact.Median()})
+	notStarted, _ := New(d, d, Config{Kernel: vocab.Gaussian, Alpha: 1.01, Features: 16, Permutations: 2, Seed: 1, BandwidthX: vocab.Median()})
 	if err := s.Add(notStarted); !errors.Is(err, ErrIncompatible) {
 		t.Errorf("an estimator without rows: %v", err)
 	}

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/vocab"
 )
 
 // sumOf returns the Sum of the given number of splits of rows each, at D =
 // 256 and the other settings at their defaults but the precision.
-func sumOf(t testing.TB, precision covariance.Precision, splits, rows int) *Sum {
+func sumOf(t testing.TB, precision vocab.Precision, splits, rows int) *Sum {
 	t.Helper()
 	cfg := DefaultConfig()
 	// Raw columns: each split would otherwise choose its own scales on its
@@ -50,7 +50,7 @@ func TestSumCompactSize(t *testing.T) {
 	if testing.Short() {
 		t.Skip("D = 256 estimators (-short)")
 	}
-	size := func(precision covariance.Precision, splits, rows int) int {
+	size := func(precision vocab.Precision, splits, rows int) int {
 		s := sumOf(t, precision, splits, rows)
 		enc, err := s.MarshalBinary()
 		if err != nil {
@@ -75,16 +75,16 @@ func TestSumCompactSize(t *testing.T) {
 		return len(enc)
 	}
 	const limit = 30e6
-	few := size(covariance.Float32, 1, 1000)
-	one := size(covariance.Float32, 1, 50000)
-	four := size(covariance.Float32, 4, 20000)
+	few := size(vocab.Float32, 1, 1000)
+	one := size(vocab.Float32, 1, 50000)
+	four := size(vocab.Float32, 4, 20000)
 	if one > limit || four > limit {
 		t.Errorf("one split %d bytes, four %d: want at most %.0f", one, four, limit)
 	}
 	if few >= one {
 		t.Errorf("1,000 rows take %d bytes, 50,000 rows %d: want fewer", few, one)
 	}
-	size(covariance.Float64, 1, 50000)
+	size(vocab.Float64, 1, 50000)
 }
 
 // FuzzReadSum decodes arbitrary bytes as a Sum: an error matching ErrState,

@@ -10,6 +10,7 @@ import (
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rff"
 	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/vocab"
 )
 
 // TestDecayWeights checks that with a half-life h the X, Y and joint
@@ -99,7 +100,7 @@ func TestResetStartsAfresh(t *testing.T) {
 	const d = 2
 	x, y := rows(t, synth.Spec{Kind: synth.Circle, Dim: d, Noise: 0.1, Seed: 8}, 5000)
 	cfg := testConfig(d, 16, 3, 2)
-	cfg.BandwidthX = exact.Median()
+	cfg.BandwidthX = vocab.Median()
 	reused, _ := New(d, d, cfg)
 	addBlocks(t, reused, x[:2000*d], y[:2000*d], d, 1000)
 	if _, err := reused.Result(); err != nil {
@@ -112,7 +113,7 @@ func TestResetStartsAfresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.BandwidthX = exact.Sigma(sx) // a reset keeps the bandwidths it chose
+	cfg.BandwidthX = vocab.Sigma(sx) // a reset keeps the bandwidths it chose
 	fresh, _ := New(d, d, cfg)
 	addBlocks(t, fresh, x[2000*d:], y[2000*d:], d, 1000)
 	b, _ := fresh.Result()

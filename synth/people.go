@@ -3,6 +3,8 @@ package synth
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/dime-project/dime/internal/randstream"
 )
 
 // PeopleColumns are the columns of the People table, in order.
@@ -21,7 +23,7 @@ type People struct {
 
 // NewPeople returns a People table drawn from seed.
 func NewPeople(seed uint64) *People {
-	return &People{rng: rand.New(rand.NewPCG(seed, synthStream+1))}
+	return &People{rng: rand.New(rand.NewPCG(seed, randstream.Synth+1))}
 }
 
 // Fill writes len(table)/5 rows, row-major in the order of PeopleColumns,

@@ -1,12 +1,13 @@
 package synth
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
 
+	"github.com/dime-project/dime/internal/randstream"
+	"github.com/dime-project/dime/vocab"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -78,7 +79,7 @@ func ParseKind(name string) (Kind, error) {
 }
 
 // ErrInvalidSpec is matched by the errors of Spec.Validate.
-var ErrInvalidSpec = errors.New("synth: invalid spec")
+var ErrInvalidSpec = vocab.NewSentinel("synth: invalid spec")
 
 // Spec describes a synthetic dataset.
 type Spec struct {
@@ -93,9 +94,6 @@ type Spec struct {
 	// Seed drives the random draws.
 	Seed uint64
 }
-
-// stream constant of the PCG generator used by synth ("dimesynt").
-const synthStream = 0x64696d6573796e74
 
 // Validate reports a spec that cannot be generated.
 func (s Spec) Validate() error {
@@ -131,7 +129,7 @@ func NewStream(spec Spec) (*Stream, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	return &Stream{spec: spec, rho: Rho(spec.Dim, spec.MI), noise: math.Exp(-spec.MI / float64(spec.Dim)), rng: rand.New(rand.NewPCG(spec.Seed, synthStream))}, nil
+	return &Stream{spec: spec, rho: Rho(spec.Dim, spec.MI), noise: math.Exp(-spec.MI / float64(spec.Dim)), rng: rand.New(rand.NewPCG(spec.Seed, randstream.Synth))}, nil
 }
 
 // Fill writes len(x)/d rows to the row-major blocks x and y (each d columns;

@@ -10,11 +10,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/dime-project/dime/exact"
-	"github.com/dime-project/dime/internal/redact"
-	"github.com/dime-project/dime/monitor"
-	"github.com/dime-project/dime/stream"
-	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/redact"
+	"github.com/dime-project/dime/vocab"
 )
 
 // Exit statuses.
@@ -31,6 +28,9 @@ type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
+
+// Usage reports that the error is the caller's (vocab.IsUsage).
+func (e usageError) Usage() bool { return true }
 
 // usagef returns a usage error with a formatted message.
 func usagef(format string, args ...any) error {
@@ -112,13 +112,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 }
 
-// isUsage reports whether err is about the command line or the input.
+// isUsage reports whether err is about the command line or the input: it
+// says so itself (vocab.IsUsage: the usage errors of this package, of
+// cliflag and the library's sentinels of invalid input), or it is one of
+// the reader's.
 func isUsage(err error) bool {
-	var u usageError
-	return errors.As(err, &u) || errors.Is(err, exact.ErrInvalidInput) || errors.Is(err, synth.ErrInvalidSpec) ||
-		errors.Is(err, stream.ErrInvalidInput) || errors.Is(err, stream.ErrState) || errors.Is(err, stream.ErrIncompatible) ||
-		errors.Is(err, decode.ErrColumn) || errors.Is(err, decode.ErrFormat) || errors.Is(err, decode.ErrInvalidValue) ||
-		errors.Is(err, monitor.ErrConfig) || errors.Is(err, monitor.ErrLate)
+	return vocab.IsUsage(err) ||
+		errors.Is(err, decode.ErrColumn) || errors.Is(err, decode.ErrFormat) || errors.Is(err, decode.ErrInvalidValue)
 }
 
 // oneLine folds a multi-line message into one line.

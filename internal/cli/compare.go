@@ -10,6 +10,7 @@ import (
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rff"
 	"github.com/dime-project/dime/stream"
+	"github.com/dime-project/dime/vocab"
 )
 
 // compareOutput is the JSON of dime compare: the exact estimate, the RFF
@@ -83,7 +84,7 @@ func runCompare(e *env, args []string) error {
 	if err != nil {
 		return usagef("--variant %q: want plain or orthogonal", *variantName)
 	}
-	if variant == rff.Orthogonal && ecfg.Kernel != exact.Gaussian {
+	if variant == vocab.Orthogonal && ecfg.Kernel != vocab.Gaussian {
 		return usagef("--variant orthogonal needs --kernel gaussian")
 	}
 	if err := checkPlotPath(*plotPath); err != nil {
@@ -123,7 +124,7 @@ func runCompare(e *env, args []string) error {
 	}
 	for _, D := range Ds {
 		t0 := time.Now()
-		cfg := stream.Config{Kernel: ecfg.Kernel, Alpha: ecfg.Alpha, BandwidthX: exact.Sigma(er.SigmaX), BandwidthY: exact.Sigma(er.SigmaY),
+		cfg := stream.Config{Kernel: ecfg.Kernel, Alpha: ecfg.Alpha, BandwidthX: vocab.Sigma(er.SigmaX), BandwidthY: vocab.Sigma(er.SigmaY),
 			Features: D, Variant: variant, Permutations: ecfg.Permutations, Seed: ecfg.Seed, XColumns: s.xcols, YColumns: s.ycols}
 		rr, err := stream.EstimateWithPermutations(s.x, s.y, cfg, perms)
 		if err != nil {
@@ -135,7 +136,7 @@ func runCompare(e *env, args []string) error {
 		// seed: what score reports, against the same exact DiME.
 		t0 = time.Now()
 		dcfg := stream.DefaultConfig()
-		dcfg.Kernel, dcfg.Alpha, dcfg.BandwidthX, dcfg.BandwidthY = ecfg.Kernel, ecfg.Alpha, exact.Sigma(er.SigmaX), exact.Sigma(er.SigmaY)
+		dcfg.Kernel, dcfg.Alpha, dcfg.BandwidthX, dcfg.BandwidthY = ecfg.Kernel, ecfg.Alpha, vocab.Sigma(er.SigmaX), vocab.Sigma(er.SigmaY)
 		dcfg.Features, dcfg.Variant, dcfg.Seed, dcfg.SkipNormalized = D, variant, ecfg.Seed, true
 		// The sample is already standardized with the pilot's scaling, the
 		// units of exact's σ: standardizing again would rescale it.

@@ -10,6 +10,7 @@ import (
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/stream"
 	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/vocab"
 )
 
 // TestCompareFillsAnalytic checks compare --json against the library on the
@@ -37,7 +38,7 @@ func TestCompareFillsAnalytic(t *testing.T) {
 	perms := exact.Permutations(300, ecfg.Permutations, ecfg.Seed)
 	for i, D := range []int{16, 32} {
 		r := rffs[i].(map[string]any)
-		cfg := stream.Config{Kernel: ecfg.Kernel, Alpha: ecfg.Alpha, BandwidthX: exact.Sigma(er.SigmaX), BandwidthY: exact.Sigma(er.SigmaY),
+		cfg := stream.Config{Kernel: ecfg.Kernel, Alpha: ecfg.Alpha, BandwidthX: vocab.Sigma(er.SigmaX), BandwidthY: vocab.Sigma(er.SigmaY),
 			Features: D, Permutations: ecfg.Permutations, Seed: ecfg.Seed}
 		want, err := stream.EstimateWithPermutations(matrix(x, 2), matrix(y, 2), cfg, perms)
 		if err != nil {
@@ -56,7 +57,7 @@ func TestCompareFillsAnalytic(t *testing.T) {
 			t.Fatalf("rff_default rows: %v", res["rff_default"])
 		}
 		dcfg := stream.DefaultConfig()
-		dcfg.BandwidthX, dcfg.BandwidthY, dcfg.Features, dcfg.Seed, dcfg.SkipNormalized = exact.Sigma(er.SigmaX), exact.Sigma(er.SigmaY), D, ecfg.Seed, true
+		dcfg.BandwidthX, dcfg.BandwidthY, dcfg.Features, dcfg.Seed, dcfg.SkipNormalized = vocab.Sigma(er.SigmaX), vocab.Sigma(er.SigmaY), D, ecfg.Seed, true
 		// The rows as the command estimated them: --standardize=false, the
 		// values as they are (compare never standardizes its sample twice).
 		dcfg.Standardize = false

@@ -22,6 +22,7 @@ import (
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/stream"
 	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/vocab"
 )
 
 // dimeBinary is the command built once for the end-to-end tests.
@@ -229,7 +230,7 @@ func TestExactMatchesLibrary(t *testing.T) {
 		}
 	}
 	cfg := exact.DefaultConfig()
-	cfg.Kernel, cfg.SigmaX, cfg.SigmaY = exact.Laplacian, exact.Median(), exact.Median()
+	cfg.Kernel, cfg.SigmaX, cfg.SigmaY = vocab.Laplacian, vocab.Median(), vocab.Median()
 	want, _ := exact.Estimate(matrix(x, 3), matrix(y, 3), cfg)
 	if m["estimator"] != "exact" || num(t, m, "rows") != 300 || math.Abs(num(t, m, "dime")-want.DiME) > 1e-12 ||
 		math.Abs(num(t, m, "sigma_x")-want.SigmaX) > 1e-15 {

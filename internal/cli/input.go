@@ -10,61 +10,45 @@ import (
 	"time"
 
 	"github.com/dime-project/dime/columns"
-	"github.com/dime-project/dime/dataset"
 	"github.com/dime-project/dime/decode"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dime-project/dime/cliflag"
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/internal/redact"
 	"github.com/dime-project/dime/stream"
 )
 
-// inputFlags are the flags of the commands that read a dataset.
+// inputFlags are the flags of the commands that read a dataset: those
+// dimebeam takes too (package cliflag) and dime's own.
 type inputFlags struct {
-	format      string
-	batchSize   int
-	skipInvalid bool
-	where       string
-	limit       int64
-	strict      bool
-	stall       time.Duration
+	cliflag.Input
+	limit  int64
+	strict bool
+	stall  time.Duration
 	// workers is the number of decoding goroutines (0: the reader's
 	// default); not a flag.
 	workers int
 }
 
 func (f *inputFlags) register(fs *flagSet) {
-	fs.StringVar(&f.format, "format", "", "input format: parquet, ipc-file, ipc-stream or csv (default: from the extension; - is an IPC stream on stdin); in a directory, read every file as this format")
-	fs.IntVar(&f.batchSize, "batch-size", decode.DefaultBatchSize, "rows per block read")
-	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "drop rows with a null, NaN, Inf or a value beyond ±1e150 in a selected column (counted) instead of stopping")
+	f.Input.Register(fs.FlagSet)
 	fs.BoolVar(&f.strict, "strict", false, "make an Arrow IPC stream without its end-of-stream marker (truncated?) an error rather than a warning")
-	fs.StringVar(&f.where, "where", "", "read only the files whose hive partitions (key=value directories) meet these conditions, e.g. 'region=eu,date>=2026-11-01' (comma = and; = != < <= > >=)")
 	fs.Int64Var(&f.limit, "limit", 0, "stop after this many rows (0: all)")
 	fs.DurationVar(&f.stall, "stall-timeout", 0, "abandon a request to object storage that sends nothing for this long (default $DIME_STALL_TIMEOUT, or 2m)")
 }
 
 // options returns the reader options for the given views.
 func (f *inputFlags) options(xcols, ycols []string) (decode.Options, error) {
-	opts := decode.Options{Files: dataset.Options{StallTimeout: f.stall}, Columns: columns.Spec{X: xcols, Y: ycols}, Values: decode.Values{SkipInvalid: f.skipInvalid, MaxAbs: exact.MaxAbsValue}, BatchSize: f.batchSize, Strict: f.strict, Limit: f.limit, Workers: f.workers}
-	if f.format != "" {
-		format, err := dataset.ParseFormat(f.format)
-		if err != nil {
-			return opts, usagef("--format %q: want parquet, ipc-file, ipc-stream or csv", f.format)
-		}
-		opts.Files.Format = format
-	}
-	if f.batchSize < 1 {
-		return opts, usagef("--batch-size %d: want at least 1", f.batchSize)
+	opts, err := f.Input.Options(xcols, ycols)
+	if err != nil {
+		return opts, err
 	}
 	if f.limit < 0 {
 		return opts, usagef("--limit %d: want a number of rows, or 0 for all", f.limit)
 	}
-	where, err := dataset.ParseWhere(f.where)
-	if err != nil {
-		return opts, usagef("--where %q: %v", f.where, strings.TrimPrefix(err.Error(), "dimeio: where: "))
-	}
-	opts.Files.Where = where
+	opts.Strict, opts.Limit, opts.Workers, opts.Files.StallTimeout = f.strict, f.limit, f.workers, f.stall
 	return opts, nil
 }
 
@@ -326,7 +310,7 @@ func (f *sampleFlags) parse(fs *flagSet, command string, args []string) (inputs,
 
 // read reads the sample and the pilot rows.
 func (f *sampleFlags) read(e *env, inputs, xcols, ycols []string) (sample, error) {
-	return readSample(e, &f.in, inputs, xcols, ycols, f.n, f.pilot, f.est.seed, f.est.progress)
+	return readSample(e, &f.in, inputs, xcols, ycols, f.n, f.pilot, f.est.Seed, f.est.progress)
 }
 
 // resolve chooses the data-dependent settings of cfg on the sample's pilot
@@ -339,7 +323,7 @@ func (f *sampleFlags) resolve(s *sample, cfg exact.Config, autoX, autoY bool) (e
 	_, dx := s.x.Dims()
 	_, dy := s.y.Dims()
 	scfg := stream.Config{Kernel: cfg.Kernel, Alpha: cfg.Alpha, BandwidthX: cfg.SigmaX, BandwidthY: cfg.SigmaY,
-		Permutations: cfg.Permutations, Seed: cfg.Seed, Standardize: f.est.standardize, XColumns: s.xcols, YColumns: s.ycols}
+		Permutations: cfg.Permutations, Seed: cfg.Seed, Standardize: f.est.Standardize, XColumns: s.xcols, YColumns: s.ycols}
 	if autoX {
 		scfg.BandwidthX = exact.Auto()
 	}

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/internal/memlimit"
 	"github.com/dime-project/dime/stream"
 )
@@ -26,35 +25,18 @@ func checkMemory(what string, need uint64, fix string) error {
 // reader's pages and blocks (about 50 MB at the defaults, see score.go).
 const baseMemory = 64 << 20
 
-// rffMemory estimates the bytes of the RFF estimator: its accumulators
-// (rffAccumulators); what a Result adds (one (2D)² float64 matrix per
-// goroutine computing entropies and one for the test's null covariance:
-// the sums and products are written straight into them,
-// stream.TestResultAllocations); the workers' feature buffers (four blocks
-// of 256 rows × 2D float64 each); and the base.
-func rffMemory(features, permutations, groups int) uint64 {
-	p := uint64(2 * features)
-	procs := uint64(runtime.GOMAXPROCS(0))
-	buffers := procs * 4 * 256 * p * 8
-	return rffAccumulators(features, permutations, groups) + (procs+1)*p*p*8 + buffers + baseMemory
-}
-
-// rffAccumulators is the bytes of the accumulators of one RFF estimator:
-// per group X, Y, joint, the copies and self joints of the normalized score,
-// and the P permuted, each the packed triangle of a (2D)² float64 matrix
-// (covariance.StoredSize).
-func rffAccumulators(features, permutations, groups int) uint64 {
-	if groups <= 0 {
-		groups = stream.DefaultGroups
-	}
-	return uint64(7*groups+permutations) * uint64(covariance.StoredSize(features))
+// rffMemory estimates the bytes of a run of the RFF estimator before the
+// views' widths are known: the estimator's (stream.Config.MemoryBytes) and
+// the base.
+func rffMemory(cfg stream.Config) uint64 {
+	return cfg.MemoryBytes(runtime.GOMAXPROCS(0), 0, 0) + baseMemory
 }
 
 // checkBaselineMemory is checkMemory for monitor --baseline: the window's
 // estimator (and the Results computed on it) and one more estimator's
 // accumulators per block of the change test.
 func checkBaselineMemory(cfg stream.Config, blocks int) error {
-	need := rffMemory(cfg.Features, cfg.Permutations, cfg.Groups) + uint64(blocks)*rffAccumulators(cfg.Features, cfg.Permutations, cfg.Groups)
+	need := rffMemory(cfg) + uint64(blocks)*cfg.AccumulatorBytes()
 	return checkMemory(fmt.Sprintf("--baseline with --baseline-blocks %d (%d estimators of D = %d, %d permutations, %d groups)", blocks, blocks+1, cfg.Features, cfg.Permutations, cfg.Groups),
 		need, "lower --baseline-blocks, or save the baseline with a lower --features")
 }
@@ -68,25 +50,20 @@ func exactMemory(n int) uint64 {
 // checkRFFMemory is checkMemory for the RFF estimator's settings.
 func checkRFFMemory(features, permutations, groups int) error {
 	return checkMemory(fmt.Sprintf("--features %d with %d permutations and %d groups", features, permutations, groups),
-		rffMemory(features, permutations, groups), "lower --features (memory grows as D²), --permutations or --groups")
+		rffMemory(stream.Config{Features: features, Permutations: permutations, Groups: groups}), "lower --features (memory grows as D²), --permutations or --groups")
 }
 
 // checkStreamMemory checks, once the widths of the views are known, the
-// memory of the whole RFF estimator: accumulators, feature maps (8·D·(dx+dy)
-// bytes of frequencies), and the rows that the shuffle buffer and the pilot
-// sample hold (twice, for the growth of their slices).
+// memory of the whole RFF estimator (stream.Config.MemoryBytes) with the
+// reader's blocks and the base.
 func checkStreamMemory(cfg stream.Config, dimX, dimY int) error {
 	d := uint64(dimX + dimY)
-	rows := uint64(cfg.ShuffleRows)
-	if cfg.BandwidthX.NeedsData() || cfg.BandwidthY.NeedsData() {
-		rows += uint64(cfg.PilotRows)
-	}
 	// The reader's blocks and record batches: about five of them in
 	// flight (three blocks of the dataset reader and two decoded batches),
 	// each at most io.MaxBlockBytes of values (at the default batch size,
 	// less for narrow rows).
 	block := min(8*d*decode.DefaultBatchSize, decode.MaxBlockBytes)
-	need := rffMemory(cfg.Features, cfg.Permutations, cfg.Groups) + 8*uint64(cfg.Features)*d + 2*8*d*rows + 5*block
+	need := cfg.MemoryBytes(runtime.GOMAXPROCS(0), dimX, dimY) + baseMemory + 5*block
 	what := fmt.Sprintf("--features %d with %d permutations on %d+%d columns", cfg.Features, cfg.Permutations, dimX, dimY)
 	if cfg.ShuffleRows > 0 {
 		what += fmt.Sprintf(" and --shuffle-buffer %d", cfg.ShuffleRows)

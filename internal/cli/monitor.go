@@ -17,8 +17,9 @@ import (
 	"github.com/dime-project/dime/monitor"
 	"github.com/dime-project/dime/monitor/metrics"
 	"github.com/dime-project/dime/stream"
+	"github.com/dime-project/dime/vocab"
 
-	"github.com/dime-project/dime/internal/redact"
+	"github.com/dime-project/dime/redact"
 )
 
 // threshold is a float flag that is unset (nil) until given.
@@ -63,7 +64,7 @@ func runMonitor(e *env, args []string) error {
 	ef.registerRFF(fs)
 	ef.registerJSON(fs, true, "print one JSON line per window (--json=false: a table, one line per window)")
 	// A monitored stream is a time series: its rows are serial by default.
-	ef.rows = "serial"
+	ef.Rows = vocab.SerialRows
 	if fl := fs.Lookup("rows"); fl != nil {
 		fl.DefValue = "serial"
 		fl.Usage += " (monitor's default: serial, or iid with --permutations or --groups 1)"
@@ -71,7 +72,7 @@ func runMonitor(e *env, args []string) error {
 	// A window's Result solves 53 eigenproblems of size 2D whatever its
 	// rows: at D = 256 about 1 CPU-second, which caps small windows near
 	// 2,000 rows/s; D = 128 makes it about 6 times cheaper.
-	ef.features = monitorFeatures
+	ef.Features = monitorFeatures
 	if fl := fs.Lookup("features"); fl != nil {
 		fl.DefValue = strconv.Itoa(monitorFeatures)
 		fl.Usage += " (monitor's default: 128, score's 256; a --baseline's or --like's settings take precedence)"
@@ -90,8 +91,6 @@ func runMonitor(e *env, args []string) error {
 	fs.Var(pthr, "alert-p", "alert when the p-value of independence falls below this value (e.g. 0.01)")
 	listen := fs.String("listen", "", "serve Prometheus metrics at this address (host:port; a bare :port binds 127.0.0.1)")
 	serveAfter := fs.Duration("serve-after-end", 0, "with --listen: keep serving metrics this long after the input ends (e.g. 5m; SIGINT/SIGTERM stop it)")
-	pilot := fs.Int("pilot-rows", stream.DefaultPilotRows, "rows held back to choose the columns' scales and median or auto bandwidths (the first rows of the stream), kept for every window")
-	like := fs.String("like", "", "take every estimator setting (kernel, alpha, D, variant, P, groups, seed, precision, bandwidths, scales) from this saved state, so that the windows' states merge or compare with it")
 	baselinePath := fs.String("baseline", "", "compare each window with this reference state (from score --save-state): its estimator settings are used")
 	blocks := fs.Int("baseline-blocks", monitor.DefaultBaselineBlocks, "with --baseline: blocks per window for the jackknife of the change test (memory: one estimator each)")
 	changeP := &threshold{}
@@ -110,22 +109,18 @@ func runMonitor(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !fs.given("rows") && (ef.permutations > 0 || ef.groups < 2) {
-		ef.rows = "iid" // serial rows need the analytic estimator over 2 groups or more
+	if !fs.given("rows") && (ef.Permutations > 0 || ef.Groups < 2) {
+		ef.Rows = vocab.IIDRows // serial rows need the analytic estimator over 2 groups or more
 	}
 	scfg, err := ef.streamConfig(xcols, ycols)
 	if err != nil {
 		return err
 	}
-	scfg.PilotRows = *pilot
-	if *like != "" {
-		if *baselinePath != "" {
-			return usagef("--like with --baseline: the windows already take the baseline's settings; drop --like")
-		}
-		if scfg, err = likeConfig(fs, *like); err != nil {
-			return err
-		}
-		scfg.XColumns, scfg.YColumns = xcols, ycols
+	if ef.Like != "" && *baselinePath != "" {
+		return usagef("--like with --baseline: the windows already take the baseline's settings; drop --like")
+	}
+	if scfg, err = ef.like(scfg, xcols, ycols); err != nil {
+		return err
 	}
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
@@ -181,7 +176,7 @@ func runMonitor(e *env, args []string) error {
 		}
 	}
 	mcfg := monitor.Config{Stream: scfg, WindowRows: *windowRows, Window: *window, HalfLife: *halfLife,
-		SkipLate: in.skipInvalid, AlertAbove: above.v, AlertBelow: below.v, AlertP: pthr.v}
+		SkipLate: in.SkipInvalid, AlertAbove: above.v, AlertBelow: below.v, AlertP: pthr.v}
 	if *baselinePath != "" {
 		// The windows are estimated as the baseline was: flags that would
 		// choose otherwise are refused rather than ignored.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	rpt "github.com/dime-project/dime/internal/report"
+	rpt "github.com/dime-project/dime/report"
 )
 
 // The report of one estimate is shared with the dimebeam command, so that

@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/dime-project/dime/internal/outfile"
+	"github.com/dime-project/dime/outfile"
 )
 
 // output is a file a command writes (--save-state, --plot, --out), checked

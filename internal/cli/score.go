@@ -63,11 +63,9 @@ func runScore(e *env, args []string) error {
 	in.workers = 1
 	save := fs.String("save-state", "", "save the estimator's state to this file (combine shards with dime merge; - for stdout, the report then goes to stderr)")
 	force := fs.Bool("force", false, "let --save-state write through a symbolic link, FIFO or device (as the shell's > would)")
-	pilot := fs.Int("pilot-rows", stream.DefaultPilotRows, "rows held back to choose the columns' scales and median or auto bandwidths (the first rows of the dataset, files in path order)")
 	baselinePath := fs.String("baseline", "", "compare the rows with this reference state (from score --save-state) by monitor's change test: its estimator settings are used")
 	blocks := fs.Int("baseline-blocks", monitor.DefaultBaselineBlocks, "with --baseline: blocks for the jackknife of the change test (between K and 2K are used; memory: one estimator each)")
 	failIf := newGate(fs, scoreOutput{})
-	like := fs.String("like", "", "take every estimator setting (kernel, alpha, D, variant, P, groups, seed, precision, bandwidths, scales) from this saved state, so that this run's state merges with it")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -88,14 +86,8 @@ func runScore(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *pilot < 2 {
-		return usagef("--pilot-rows %d: want at least 2", *pilot)
-	}
-	cfg.PilotRows = *pilot
-	if *like != "" {
-		if cfg, err = likeConfig(fs, *like); err != nil {
-			return err
-		}
+	if cfg, err = ef.like(cfg, nil, nil); err != nil {
+		return err
 	}
 	var base *stream.Estimator
 	if *baselinePath == "" {

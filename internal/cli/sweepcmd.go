@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/dime-project/dime/exact"
-	rpt "github.com/dime-project/dime/internal/report"
+	rpt "github.com/dime-project/dime/report"
+	"github.com/dime-project/dime/vocab"
 )
 
 // sweepPoint is one point of dime sweep's JSON.
@@ -44,7 +45,7 @@ type sweepOutput struct {
 func runSweep(e *env, args []string) error {
 	fs := newFlagSet(e, "sweep", "INPUT... --x COLS --y COLS [flags]")
 	var sf sampleFlags
-	sf.register(fs, fmt.Sprintf("rows of the sample (each of the %d points costs P+3 eigenproblems of this size, growing as n³)", len(exact.AutoScales)))
+	sf.register(fs, fmt.Sprintf("rows of the sample (each of the %d points costs P+3 eigenproblems of this size, growing as n³)", len(exact.AutoScales())))
 	plotPath := fs.String("plot", "", "draw DiME and MI against sigma to this .png or .svg file (- for a PNG on stdout)")
 	inputs, xcols, ycols, cfg, err := sf.parse(fs, "sweep", args)
 	if err != nil {
@@ -68,18 +69,18 @@ func runSweep(e *env, args []string) error {
 	// their auto bandwidth is chosen as dime score --sigma auto chooses it,
 	// on the pilot rows (the first --pilot-rows rows), and marked in the
 	// table of the sample's sweep.
-	sweepX := cfg.SigmaX.Rule == exact.AutoRule || cfg.SigmaY.Rule != exact.AutoRule
-	sweepY := cfg.SigmaY.Rule == exact.AutoRule || cfg.SigmaX.Rule != exact.AutoRule
+	sweepX := cfg.SigmaX.Rule == vocab.AutoRule || cfg.SigmaY.Rule != vocab.AutoRule
+	sweepY := cfg.SigmaY.Rule == vocab.AutoRule || cfg.SigmaX.Rule != vocab.AutoRule
 	rcfg, pilot, err := sf.resolve(&s, cfg, sweepX, sweepY)
 	if err != nil {
 		return err
 	}
 	if sweepX && !sweepY {
-		rcfg.SigmaX = exact.Auto()
+		rcfg.SigmaX = vocab.Auto()
 	} else if sweepY && !sweepX {
-		rcfg.SigmaY = exact.Auto()
+		rcfg.SigmaY = vocab.Auto()
 	}
-	points, err := exact.Sweep(s.x, s.y, rcfg, exact.AutoScales)
+	points, err := exact.Sweep(s.x, s.y, rcfg, exact.AutoScales())
 	if err != nil {
 		return err
 	}
@@ -96,7 +97,8 @@ func runSweep(e *env, args []string) error {
 	if !pilot.Scaling.Empty() {
 		out.Scaling = &rpt.Scaling{CenterX: pilot.Scaling.CenterX, ScaleX: pilot.Scaling.ScaleX, CenterY: pilot.Scaling.CenterY, ScaleY: pilot.Scaling.ScaleY, PilotRows: pilot.Rows}
 	}
-	lo, hi := exact.AutoScales[0], exact.AutoScales[len(exact.AutoScales)-1]
+	scales := exact.AutoScales()
+	lo, hi := scales[0], scales[len(scales)-1]
 	if best >= 0 && (points[best].Scale == lo || points[best].Scale == hi) {
 		w := fmt.Sprintf("the auto bandwidth is at the %s end of the grid (scale %.4g): the data's scale may lie beyond it; give --sigma explicitly",
 			map[bool]string{true: "low", false: "high"}[points[best].Scale == lo], points[best].Scale)

@@ -4,40 +4,26 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/dime-project/dime/vocab"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 )
 
 // Precision says in which floating-point type the products of a rank-k
-// update are formed and summed.
-type Precision uint8
+// update are formed and summed (vocab.Precision): Float64 forms and sums
+// them in float64 (blas64.Syrk), the default; Float32 rounds the operand to
+// float32, sums its products in float32 over blocks of at most 256 rows,
+// and adds each block's sums into the float64 result. The vector units hold
+// twice as many float32 values, so the update can run up to twice as fast;
+// the price is a relative error of order 1e-7 per block in the update,
+// measured in covariance's tests for the entropies built on it.
+type Precision = vocab.Precision
 
+// The precisions.
 const (
-	// Float64 forms and sums the products in float64 (blas64.Syrk): the
-	// default.
-	Float64 Precision = iota
-	// Float32 rounds the operand to float32, sums its products in float32
-	// over blocks of at most 256 rows, and adds each block's sums into the
-	// float64 result. The vector units hold twice as many float32 values,
-	// so the update can run up to twice as fast; the price is a relative
-	// error of order 1e-7 per block in the update, measured in
-	// covariance's tests for the entropies built on it.
-	Float32
+	Float64 = vocab.Float64
+	Float32 = vocab.Float32
 )
-
-// String returns "float64" or "float32".
-func (p Precision) String() string {
-	switch p {
-	case Float64:
-		return "float64"
-	case Float32:
-		return "float32"
-	}
-	return fmt.Sprintf("Precision(%d)", uint8(p))
-}
-
-// Valid reports whether p is Float64 or Float32.
-func (p Precision) Valid() bool { return p == Float64 || p == Float32 }
 
 // block32 is the number of rows whose float32 products are summed in float32
 // before they are added into the float64 result (kcBlock of the blocked

@@ -11,7 +11,8 @@ import (
 // TestRunnerNamedAsGiven: an unknown runner is named as the user gave it.
 // Before, --runner nosuchrunner was reported as "nosuch".
 func TestRunnerNamedAsGiven(t *testing.T) {
-	o := options{runner: "nosuchrunner", x: "a", y: "b"}
+	o := options{runner: "nosuchrunner"}
+	o.est.X, o.est.Y = "a", "b"
 	o.inputs = inputList{t.TempDir()}
 	var out, errb bytes.Buffer
 	code := run(context.Background(), o, &out, &errb)
@@ -30,6 +31,8 @@ func TestFlagErrorOneLine(t *testing.T) {
 	}{
 		{[]string{"--nosuchflag"}, 2, 1},
 		{[]string{"--features", "many"}, 2, 1},
+		{[]string{"--sigma", "wide"}, 2, 1},
+		{[]string{"--kernel", "cosine"}, 2, 1},
 	} {
 		fs := flag.NewFlagSet("dimebeam", flag.ContinueOnError)
 		var o options

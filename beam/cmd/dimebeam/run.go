@@ -21,9 +21,10 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 
 	dimebeam "github.com/dime-project/dime/beam"
-	"github.com/dime-project/dime/internal/redact"
-	"github.com/dime-project/dime/internal/report"
+	"github.com/dime-project/dime/redact"
+	"github.com/dime-project/dime/report"
 	"github.com/dime-project/dime/stream"
+	"github.com/dime-project/dime/vocab"
 )
 
 func init() {
@@ -45,7 +46,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintf(stderr, "dimebeam: %s\n", redact.String(strings.TrimPrefix(errorLine(err), "dimebeam: ")))
-	if errors.Is(err, errUsage) {
+	if vocab.IsUsage(err) {
 		return 2
 	}
 	return 1

@@ -1,6 +1,11 @@
 // Package report is the result of one estimate as the dime commands print
 // it: a table row by row, or one JSON object whose field names are part of
-// the commands' interface. dime (internal/cli) and dimebeam share it, so
+// the commands' interface.
+//
+// Contract: RFF and Exact turn a stream.Result or an exact.Result into a
+// Report; its JSON field names and their meaning are stable (a script
+// reads them), NaN and ±Inf print as null, and the same result gives the
+// same bytes. dime and dimebeam (module beam) both print through it, so
 // that dimebeam's JSON has the fields of dime score --json.
 package report
 
@@ -13,6 +18,7 @@ import (
 
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/stream"
+	"github.com/dime-project/dime/vocab"
 )
 
 // Number is a float64 that encodes NaN and ±Inf as JSON null.
@@ -114,7 +120,8 @@ func (r *Report) Warn(dimX, dimY int, maxEntropy float64) {
 		d          int
 		h          Number
 	}{{"X", r.SigmaRuleX, r.SigmaX, dimX, r.EntropyX}, {"Y", r.SigmaRuleY, r.SigmaY, dimY, r.EntropyY}}
-	lo, hi := exact.AutoScales[0], exact.AutoScales[len(exact.AutoScales)-1]
+	scales := exact.AutoScales()
+	lo, hi := scales[0], scales[len(scales)-1]
 	for _, v := range views {
 		fixed := exact.FixedSigma(v.d)
 		if v.rule == "auto" {
@@ -186,7 +193,7 @@ func RFF(r stream.Result, elapsed time.Duration) Report {
 	}
 	df, lagX, lagY := Number(r.DiMEDegreesOfFreedom), Number(r.Lag1X), Number(r.Lag1Y)
 	var pIID *Number
-	if r.RowModel == stream.SerialRows {
+	if r.RowModel == vocab.SerialRows {
 		v := Number(r.PValueIID)
 		pIID = &v
 	}

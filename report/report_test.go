@@ -13,7 +13,7 @@ import (
 // TestRFFJSON checks the field names of an RFF report and that NaN (the
 // standard error of one permutation) is written as null.
 func TestRFFJSON(t *testing.T) {
-	r := stream.Result{Rows: 10, Features: 8, Permutations: 1, Alpha: 1.01, DiMEStdErr: math.NaN(), PValue: math.NaN(), EntropyX: 1.5}
+	r := stream.Result{Config: stream.Config{Features: 8, Permutations: 1, Alpha: 1.01}, Rows: 10, DiMEStdErr: math.NaN(), PValue: math.NaN(), EntropyX: 1.5}
 	b, err := json.Marshal(RFF(r, 2*time.Second))
 	if err != nil {
 		t.Fatal(err)
