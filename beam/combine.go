@@ -1,7 +1,6 @@
 package dimebeam
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"reflect"
@@ -13,7 +12,7 @@ import (
 )
 
 func init() {
-	register.Combiner3[*stream.Sum, []byte, []byte](&sumFn{})
+	register.Combiner3[*stream.Sum, *stream.Sum, []byte](&sumFn{})
 	register.Combiner3[*stream.Sum, []byte, []byte](&mergeFn{})
 	beam.RegisterCoder(reflect.TypeOf((*stream.Sum)(nil)), encodeSum, decodeSum)
 }
@@ -55,8 +54,8 @@ func shardCount(n int) int {
 	return s
 }
 
-// combineStates combines states, a PCollection of KV<int, []byte> (a
-// split's shard and its state), into a PCollection of one []byte: the
+// combineStates combines states, a PCollection of KV<int, *stream.Sum> (a
+// split's shard and its exact sum), into a PCollection of one []byte: the
 // state of every row (nil when there are none).
 func combineStates(s beam.Scope, states beam.PCollection) beam.PCollection {
 	return beam.Combine(s, &mergeFn{}, shardSums(s, states))
@@ -68,22 +67,13 @@ func shardSums(s beam.Scope, states beam.PCollection) beam.PCollection {
 	return beam.DropKey(s, beam.CombinePerKey(s, &sumFn{}, states))
 }
 
-// sumFn adds the states of a shard's splits exactly (stream.Sum) and emits
-// their sum, still exact.
+// sumFn adds the exact sums of a shard's splits (stream.Sum) and emits
+// their total, still exact, in its encoding.
 type sumFn struct{}
 
 func (sumFn) CreateAccumulator() *stream.Sum { return &stream.Sum{} }
 
-func (sumFn) AddInput(s *stream.Sum, state []byte) (*stream.Sum, error) {
-	e, err := stream.ReadState(bytes.NewReader(state))
-	if err != nil {
-		return nil, fmt.Errorf("dimebeam: a split's state: %v", err)
-	}
-	if err := s.Add(e); err != nil {
-		return nil, fmt.Errorf("dimebeam: combining the splits: %v", err)
-	}
-	return s, nil
-}
+func (sumFn) AddInput(s, split *stream.Sum) (*stream.Sum, error) { return merge(s, split) }
 
 func (sumFn) MergeAccumulators(a, b *stream.Sum) (*stream.Sum, error) { return merge(a, b) }
 
@@ -115,7 +105,12 @@ func (mergeFn) ExtractOutput(s *stream.Sum) ([]byte, error) {
 	return e.MarshalBinary()
 }
 
+// merge adds b to a and returns the total: b itself when a is empty, so
+// that the first sum a combine receives is taken over rather than copied.
 func merge(a, b *stream.Sum) (*stream.Sum, error) {
+	if a.Empty() {
+		return b, nil
+	}
 	if err := a.Merge(b); err != nil {
 		return nil, fmt.Errorf("dimebeam: combining the splits: %v", err)
 	}

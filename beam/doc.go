@@ -23,19 +23,21 @@
 //     reading) is a split of its own; the splits, not rows, are
 //     redistributed over the workers (beam.Reshuffle);
 //  3. each split is read by package decode, block by block in constant memory,
-//     file after file, into a stream.Estimator of its own, whose state is
-//     the split's output;
-//  4. the states are added exactly (stream.Sum) in a tree of two levels:
+//     file after file, into a stream.Estimator of its own, whose exact sum
+//     (stream.Sum) is the split's output; a worker process scores only as
+//     many splits at once as its cores keep busy, since each estimator
+//     already adds its rows on GOMAXPROCS goroutines;
+//  4. the splits' sums are added exactly (stream.Sum) in a tree of two levels:
 //     keyed by their split's shard, ⌈√n⌉ shards of at most ⌈√n⌉ of the n
 //     splits each, they are combined per key (beam.CombinePerKey), and the
 //     shards' sums are combined globally (beam.Combine). No worker thus
 //     receives more than ⌈√n⌉ states or sums (31 for the 950 splits of 10⁹
 //     rows), whether or not the runner lifts combiners before the shuffle
 //     (Dataflow and Prism do; Beam's portable Flink and Spark runners do
-//     not). What travels between workers is never rows: the splits'
-//     float64 states, and exact sums in a compact encoding (the Sum's
-//     coder, beam.RegisterCoder: about 20 MB at D = 256 with float32
-//     products, where 16 bytes an entry took 59 MB).
+//     not). What travels between workers is never rows: exact sums in a
+//     compact encoding (the Sum's coder, beam.RegisterCoder: about 20 MB at
+//     D = 256 with float32 products, 30 MB with float64 products), which
+//     is also how a Sum holds them in memory.
 //
 // ScoreFiles adds one step, Results, which computes the stream.Result of
 // the merged state: the entropies, mutual information, DiME (analytic with
@@ -112,14 +114,14 @@
 //
 // A half-life (decaying windows) is refused: a pipeline has no row order.
 // The sample of the median and auto rules travels as one element, so it is
-// bounded (MaxSampleRows). Each split holds an estimator, 7K + P
-// accumulators of 8·(2D)² bytes (56 MiB at D = 256 with the default K = 4
-// groups and P = 0; its state is 29 MB), and the combine a Sum (the exact
-// sums, 16 bytes per entry of each upper triangle, 59 MB in memory, about
-// 20 MB on the wire, beside a template of the estimator's size) per bundle
-// and shard. On Prism, which holds every
-// element in memory and copies it through gRPC, dimebeam's peak resident
-// memory is several GB at D = 256 (BENCHMARKS.md).
+// bounded (MaxSampleRows). Each split being scored holds an estimator,
+// 7K + P packed triangles of about 4·(2D)² bytes (29 MiB at D = 256 with
+// the default K = 4 groups and P = 0), then its Sum, and the combine one
+// Sum per bundle and shard: about 20 MB at D = 256 with float32 products,
+// held as it is shipped. On Prism, which holds every element in memory and
+// copies each one several times on its way through gRPC and its shuffle,
+// dimebeam's peak resident memory is a few hundred MB at D = 256 for one
+// split, more with several (BENCHMARKS.md).
 // File names are expanded on a worker, not put into the job, so that a job
 // stays small whatever the number of files: runners bound the size of a
 // job's description (Dataflow's request limit; Prism v2.77.0 in loopback

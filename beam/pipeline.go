@@ -2,13 +2,18 @@ package dimebeam
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"github.com/dime-project/dime/dataset"
 	"github.com/dime-project/dime/decode"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+
+	"golang.org/x/sync/semaphore"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -25,7 +30,7 @@ func init() {
 	register.Iter1[dataset.Input]()
 	register.DoFn2x2[context.Context, Split, Sample, error](&sampleFn{})
 	register.DoFn2x2[context.Context, Sample, Bandwidths, error](&chooseFn{})
-	register.DoFn2x3[context.Context, Split, int, []byte, error](&scoreFn{})
+	register.DoFn2x3[context.Context, Split, int, *stream.Sum, error](&scoreFn{})
 	register.Function2x1(withBandwidths)
 	register.DoFn2x2[context.Context, []byte, stream.Result, error](&resultFn{})
 	register.Iter1[string]()
@@ -307,20 +312,27 @@ func (b Bandwidths) splitConfig(cfg Config) stream.Config {
 	return c
 }
 
-// scoreFn reads a split into an estimator of its own and emits its state,
-// keyed by the split's shard.
+// scoreFn reads a split into an estimator of its own and emits its exact
+// sum (stream.Sum, which holds and ships its entries compactly: 20 MB at D =
+// 256 where the estimator and its float64 state take 29 MB each), keyed by
+// the split's shard.
 type scoreFn struct{ Cfg Config }
 
-func (f *scoreFn) ProcessElement(ctx context.Context, sp Split) (int, []byte, error) {
-	state, err := f.score(ctx, sp)
-	return sp.Shard, state, err
+func (f *scoreFn) ProcessElement(ctx context.Context, sp Split) (int, *stream.Sum, error) {
+	sum, err := f.score(ctx, sp)
+	return sp.Shard, sum, err
 }
 
-func (f *scoreFn) score(ctx context.Context, sp Split) ([]byte, error) {
+func (f *scoreFn) score(ctx context.Context, sp Split) (*stream.Sum, error) {
 	cfg := sp.Bandwidths.splitConfig(f.Cfg)
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("dimebeam: %s: %v", sp, err)
 	}
+	w := splitWeight(cfg, runtime.GOMAXPROCS(0))
+	if err := splitSlots().Acquire(ctx, w); err != nil {
+		return nil, err
+	}
+	defer splitSlots().Release(w)
 	// The split's rows are cut into blocks of the batch size across its
 	// parts, as dime score's dataset reader cuts a dataset's rows across its
 	// files (decode.DatasetReader): the estimator's scopes, chunks and groups
@@ -385,7 +397,31 @@ func (f *scoreFn) score(ctx context.Context, sp Split) ([]byte, error) {
 		}
 	}
 	est.Skip(skipped)
-	return est.MarshalBinary()
+	var sum stream.Sum
+	if err := sum.Add(est); err != nil {
+		return nil, fmt.Errorf("dimebeam: %s: %v", sp, err)
+	}
+	return &sum, nil
+}
+
+// splitSlots admits into a process only as many splits at once as its
+// cores keep busy: the estimator of a split already adds its rows with
+// GOMAXPROCS goroutines (at most K with the analytic estimator, P + 5 with
+// permutations), so that running more splits at once gains no speed and
+// holds one estimator (29 MB at D = 256), its buffers and blocks of rows
+// per split. Its capacity is GOMAXPROCS; a split takes splitWeight.
+var splitSlots = sync.OnceValue(func() *semaphore.Weighted {
+	return semaphore.NewWeighted(int64(runtime.GOMAXPROCS(0)))
+})
+
+// splitWeight returns the cores that an estimator of cfg keeps busy, of
+// procs: its goroutines that have work.
+func splitWeight(cfg stream.Config, procs int) int64 {
+	useful := cfg.Permutations + 5
+	if cfg.Permutations == 0 {
+		useful = cmp.Or(cfg.Groups, stream.DefaultGroups)
+	}
+	return int64(max(1, min(procs, useful)))
 }
 
 // resultFn computes the result of the merged state.

@@ -1,6 +1,7 @@
 package covariance
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -43,35 +44,23 @@ func (s *ExactSum) AppendCompact(b []byte) ([]byte, error) {
 		b = append(b, 0)
 		return le.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
 	}
+	b = slices.Grow(b, s.CompactSize())
 	b = appendHeader(b, compactMagic, s.desc)
 	b = le.AppendUint64(b, s.budget)
 	b = le.AppendUint64(b, s.weight[0])
 	b = le.AppendUint64(b, s.weight[1])
-	lenAt := len(b)
-	b = le.AppendUint64(b, 0)
-	w := bitWriter{b: slices.Grow(b, 6*len(s.v)/2)} // about 48 bits an entry at most, as measured
-	for k := 0; k < len(s.v); k += 2 {
-		lo, hi := s.v[k], s.v[k+1]
-		neg := int64(hi) < 0
-		if neg {
-			lo, hi = neg128(lo, hi)
-		}
-		h := bitLen128(lo, hi)
-		w.write(uint64(h), 7)
-		if h == 0 {
-			continue
-		}
-		t := trailingZeros128(lo, hi)
-		kept := h - 1 - t
-		w.write(boolBit(neg), 1)
-		w.write(uint64(kept), 7)
-		// The kept bits are the low bits of |v| >> t (a shift by 64 or
-		// more gives 0).
-		w.write128(shr128(lo, hi, uint(t)), hi>>t, uint(kept))
-	}
-	b = w.flush()
-	le.PutUint64(b[lenAt:], uint64(len(b)-lenAt-8))
+	b = le.AppendUint64(b, uint64(len(s.c)))
+	b = append(b, s.c...)
 	return le.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
+}
+
+// CompactSize returns the length of the compact encoding of s, which is
+// about what s holds in memory.
+func (s *ExactSum) CompactSize() int {
+	if s.p == 0 {
+		return len(compactMagic) + 1 + checksumSize
+	}
+	return compactHeaderSize + len(s.c) + checksumSize
 }
 
 // UnmarshalCompact decodes the compact encoding (AppendCompact). Truncated,
@@ -119,36 +108,11 @@ func (s *ExactSum) UnmarshalCompact(data []byte) error {
 	if uint64(len(stream)) < (entries*compactMinBits+7)/8 || uint64(len(stream)) > (entries*compactMaxBits+7)/8 {
 		return bad("%d bytes cannot hold %d entries", len(stream), entries)
 	}
-	var t ExactSum
-	t.adopt(desc)
-	t.budget = budget
-	t.weight = [2]uint64{le.Uint64(data[descSize+8:]), le.Uint64(data[descSize+16:])}
 	r := bitReader{b: stream}
-	for k := 0; k < len(t.v); k += 2 {
-		h := uint(r.read(7))
-		if h == 0 {
-			continue
+	for k := range entries {
+		if !r.canonical() {
+			return bad("entry %d is not canonical", k)
 		}
-		neg := r.read(1) == 1
-		kept := uint(r.read(7))
-		if kept >= h {
-			return bad("entry %d keeps %d bits of %d", k/2, kept, h)
-		}
-		lo, hi := r.read128(kept)
-		if kept > 0 && lo&1 == 0 {
-			return bad("entry %d is not canonical", k/2)
-		}
-		// Put the leading one back, then shift into place.
-		if kept < 64 {
-			lo |= 1 << kept
-		} else {
-			hi |= 1 << (kept - 64)
-		}
-		lo, hi = shl128(lo, hi, h-1-kept)
-		if neg {
-			lo, hi = neg128(lo, hi)
-		}
-		t.v[k], t.v[k+1] = lo, hi
 	}
 	if r.err {
 		return bad("truncated entries")
@@ -156,8 +120,71 @@ func (s *ExactSum) UnmarshalCompact(data []byte) error {
 	if r.pos != len(stream) || r.acc != 0 {
 		return bad("trailing bits after the entries")
 	}
-	*s = t
+	*s = ExactSum{desc: desc, p: int(p), c: bytes.Clone(stream), budget: budget,
+		weight: [2]uint64{le.Uint64(data[descSize+8:]), le.Uint64(data[descSize+16:])}}
 	return nil
+}
+
+// entry appends the code of the 128-bit two's-complement integer (lo, hi),
+// whose magnitude is below 2¹²⁷: 7 bits h, the bit length of |v| (0: v =
+// 0, nothing follows), 1 bit the sign, 7 bits k < h, the number of bits
+// kept below the leading one, and those k bits.
+func (w *bitWriter) entry(lo, hi uint64) {
+	neg := int64(hi) < 0
+	if neg {
+		lo, hi = neg128(lo, hi)
+	}
+	h := bitLen128(lo, hi)
+	if h == 0 {
+		w.write(0, 7)
+		return
+	}
+	t := trailingZeros128(lo, hi)
+	kept := h - 1 - t
+	w.write(uint64(h)|boolBit(neg)<<7|uint64(kept)<<8, 15)
+	// The kept bits are the low bits of |v| >> t (a shift by 64 or more
+	// gives 0).
+	w.write128(shr128(lo, hi, uint(t)), hi>>t, uint(kept))
+}
+
+// entry reads the code of an entry that a bitWriter wrote.
+func (r *bitReader) entry() (lo, hi uint64) {
+	lo, hi, _ = r.next()
+	return lo, hi
+}
+
+// canonical reads the code of an entry and reports whether it is one that
+// entry writes.
+func (r *bitReader) canonical() bool {
+	_, _, ok := r.next()
+	return ok
+}
+
+func (r *bitReader) next() (lo, hi uint64, ok bool) {
+	h := uint(r.read(7))
+	if h == 0 {
+		return 0, 0, true
+	}
+	v := r.read(8)
+	neg, kept := v&1 == 1, uint(v>>1)
+	if kept >= h {
+		return 0, 0, false
+	}
+	lo, hi = r.read128(kept)
+	if kept > 0 && lo&1 == 0 {
+		return 0, 0, false
+	}
+	// Put the leading one back, then shift into place.
+	if kept < 64 {
+		lo |= 1 << kept
+	} else {
+		hi |= 1 << (kept - 64)
+	}
+	lo, hi = shl128(lo, hi, h-1-kept)
+	if neg {
+		lo, hi = neg128(lo, hi)
+	}
+	return lo, hi, true
 }
 
 func boolBit(b bool) uint64 {
@@ -199,6 +226,21 @@ type bitWriter struct {
 	b   []byte
 	acc uint64 // fewer than 8 pending bits
 	n   uint
+}
+
+// newBitWriter returns a writer of a new stream of about size bytes.
+func newBitWriter(size int) bitWriter {
+	return bitWriter{b: make([]byte, 0, size+size/8+64)}
+}
+
+// done flushes w and returns its stream, without more than an eighth of
+// spare capacity.
+func (w *bitWriter) done() []byte {
+	b := w.flush()
+	if cap(b)-len(b) > len(b)/8 {
+		b = bytes.Clone(b)
+	}
+	return b
 }
 
 // write appends the n ≤ 32 low bits of v.

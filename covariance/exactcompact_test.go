@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -29,6 +30,22 @@ func compactRoundTrip(t *testing.T, s *ExactSum) []byte {
 	return enc
 }
 
+// withEntries returns a copy of s whose first entries are values (128-bit
+// integers, low word first).
+func withEntries(s *ExactSum, values [][2]uint64) ExactSum {
+	t := *s
+	r, w := bitReader{b: s.c}, newBitWriter(len(s.c))
+	for k := range s.entries() {
+		lo, hi := r.entry()
+		if k < len(values) {
+			lo, hi = values[k][0], values[k][1]
+		}
+		w.entry(lo, hi)
+	}
+	t.c = w.done()
+	return t
+}
+
 // TestExactSumCompact checks the compact encoding: round trips of real sums
 // and of entries at the edges of the range (zero, ±1 unit of 2⁻⁷², ±2⁵⁵ − 1
 // unit, every bit set, negative powers of two), its size against the plain
@@ -46,22 +63,20 @@ func TestExactSumCompact(t *testing.T) {
 	// The entries of three shards' float64 sums: at most 53 significant
 	// bits each but for the exponents between the shards (measured 69 bits
 	// an entry with the 15 of the code), against 128.
-	entries := len(s.v) / 2
+	entries := s.entries()
 	bitsPerEntry := float64(8*(len(enc)-compactHeaderSize-checksumSize)) / float64(entries)
 	if bitsPerEntry > 80 {
 		t.Errorf("compact entries take %.1f bits each, want at most 80 (plain: 128)", bitsPerEntry)
 	}
 	t.Logf("compact %d bytes (%.1f bits an entry), plain %d", len(enc), bitsPerEntry, len(plain))
 
-	edges := s
-	edges.v = append([]uint64(nil), s.v...)
 	max55 := [2]uint64{math.MaxUint64, 1<<(127-64) - 1} // 2¹²⁷ − 1 units
 	values := [][2]uint64{{0, 0}, {1, 0}, {math.MaxUint64, math.MaxUint64}, max55, {1, 1 << 63}, {0, 1}, {0, 1 << 62}, {1 << 63, 0}, {math.MaxUint64, 0}}
-	for i, v := range values {
-		edges.v[2*i], edges.v[2*i+1] = v[0], v[1]
+	for _, v := range slices.Clone(values) {
 		lo, hi := neg128(v[0], v[1])
-		edges.v[2*(i+len(values))], edges.v[2*(i+len(values))+1] = lo, hi
+		values = append(values, [2]uint64{lo, hi})
 	}
+	edges := withEntries(&s, values)
 	compactRoundTrip(t, &edges)
 
 	var back ExactSum

@@ -153,6 +153,11 @@ func layout(cfg Config, spec rff.PairSpec) (accs, means []covariance.Description
 // rows come (featureMaps): an estimator restored to be merged never needs
 // them.
 func (e *Estimator) start(sigmaX, sigmaY float64) error {
+	return e.startAccumulators(sigmaX, sigmaY, false)
+}
+
+// startAccumulators is start; a template's accumulators are zero values.
+func (e *Estimator) startAccumulators(sigmaX, sigmaY float64, template bool) error {
 	spec := e.cfg.pairSpec(e.dimX, e.dimY, sigmaX, sigmaY)
 	if err := spec.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidInput, err)
@@ -160,6 +165,10 @@ func (e *Estimator) start(sigmaX, sigmaY float64) error {
 	accDescs, meanDescs := layout(e.cfg, spec)
 	accs := make([]*covariance.Accumulator, len(accDescs))
 	for i, d := range accDescs {
+		if template {
+			accs[i] = new(covariance.Accumulator)
+			continue
+		}
 		var err error
 		if accs[i], err = covariance.New(d); err != nil {
 			return err
@@ -174,6 +183,26 @@ func (e *Estimator) start(sigmaX, sigmaY float64) error {
 	}
 	e.setAccumulators(spec, sigmaX, sigmaY, accs, means)
 	return nil
+}
+
+// startTemplate starts an estimator that only holds settings, a Sum's
+// template: its means are zero and its accumulators zero values, which hold
+// no memory (a Sum keeps the sums themselves).
+func (e *Estimator) startTemplate(sigmaX, sigmaY float64) error {
+	return e.startAccumulators(sigmaX, sigmaY, true)
+}
+
+// releaseAccumulators replaces every accumulator by a zero value, which holds
+// no memory, and zeroes the means.
+func (e *Estimator) releaseAccumulators() {
+	accs := make([]*covariance.Accumulator, len(e.accs))
+	for i := range accs {
+		accs[i] = new(covariance.Accumulator)
+	}
+	for _, m := range e.means {
+		m.Reset()
+	}
+	e.setAccumulators(e.spec, e.sigmaX, e.sigmaY, accs, e.means)
 }
 
 // setAccumulators sets the resolved bandwidths, the accumulators and the

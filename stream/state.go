@@ -667,7 +667,7 @@ func (d *stateDecoder) decode(flags byte, settingsOK, scaled bool) *Estimator {
 		if d.err != nil {
 			return nil
 		}
-		if err := e.start(sigmaX, sigmaY); err != nil { // empty accumulators and means
+		if err := e.startTemplate(sigmaX, sigmaY); err != nil { // no accumulators, zero means
 			d.fail("%v", err)
 			return nil
 		}

@@ -31,9 +31,11 @@ import (
 // another Sum. Both refuse, with an error matching ErrIncompatible and
 // without changing the receiver, what Estimator.Merge refuses: other
 // settings, bandwidths or columns. A Sum holds the settings of an estimator
-// and 16 bytes per entry of an accumulator's upper triangle or of a mean:
-// about three times an estimator's memory (7K + P accumulators of (2D)²
-// float64 each). It is not safe for concurrent use.
+// and its exact sums as it ships them, in their compact encoding
+// (covariance.ExactSum): about what MarshalBinary writes, less than an
+// estimator's memory with float32 products (19.8 MB against 29.4 MB at D =
+// 256 and the defaults) and about the same with float64 products; the
+// means, 16 bytes an entry, are small. It is not safe for concurrent use.
 type Sum struct {
 	est           *Estimator // settings, bandwidths, chunk count and shard ids; no rows, empty accumulators and means
 	sums          []covariance.ExactSum
@@ -42,7 +44,7 @@ type Sum struct {
 }
 
 // Add adds the rows of e, flushing its shuffle buffer first. The Sum takes e
-// over: e's accumulators are emptied and e must not be used afterwards.
+// over: e's accumulators are released and e must not be used afterwards.
 func (s *Sum) Add(e *Estimator) error {
 	if err := e.Flush(); err != nil {
 		return err
@@ -50,7 +52,7 @@ func (s *Sum) Add(e *Estimator) error {
 	if !e.Started() {
 		return fmt.Errorf("%w: an estimator has no rows", ErrIncompatible)
 	}
-	t := &Sum{est: e, sums: make([]covariance.ExactSum, len(e.accs)), means: make([]covariance.ExactMean, len(e.means))}
+	t := &Sum{sums: make([]covariance.ExactSum, len(e.accs)), means: make([]covariance.ExactMean, len(e.means))}
 	for i, a := range e.accs {
 		if err := t.sums[i].Add(a); err != nil {
 			return fmt.Errorf("%w: %v", ErrIncompatible, err)
@@ -61,18 +63,20 @@ func (s *Sum) Add(e *Estimator) error {
 			return fmt.Errorf("%w: %v", ErrIncompatible, err)
 		}
 	}
-	for _, a := range e.accs {
-		a.Reset()
-	}
-	for _, m := range e.means {
-		m.Reset()
-	}
 	// The Y features kept to pair a lone row with the previous scope's
 	// last row belong to no shard in particular: forget them, so that the
 	// sum does not depend on which estimator came first.
 	e.haveLastY = false
 	clear(e.lastY)
 	t.rows, t.skipped, e.rows, e.skipped = e.rows, e.skipped, 0, 0
+	// The template is a copy of e's settings without accumulators, so that
+	// the Sum holds none of e's memory.
+	e.releaseAccumulators()
+	tmpl, err := e.clone()
+	if err != nil {
+		return err
+	}
+	t.est = tmpl
 	if s.est == nil {
 		*s = *t
 		return nil
@@ -119,7 +123,14 @@ func (s *Sum) Merge(other *Sum) error {
 			}
 		}
 	}
-	// The templates have no rows, empty accumulators and means: their Merge
+	if len(s.sums) == len(other.sums) {
+		for i := range s.sums {
+			if s.sums[i].Description() != other.sums[i].Description() {
+				return fmt.Errorf("%w: feature maps differ (kernel, variant, features or seed)", ErrIncompatible)
+			}
+		}
+	}
+	// The templates have no rows, no accumulators and zero means: their Merge
 	// checks every setting and the shard ids (so the layouts match), adds the
 	// chunk counts and leaves the rest so.
 	if err := s.est.Merge(other.est); err != nil {
@@ -158,15 +169,13 @@ func (s *Sum) Estimator() (*Estimator, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i, a := range e.accs {
-		total, err := s.sums[i].Accumulator()
-		if err != nil {
-			return nil, err
-		}
-		if err := a.Merge(total); err != nil { // into zeros: a copy
+	accs := make([]*covariance.Accumulator, len(s.sums))
+	for i := range s.sums {
+		if accs[i], err = s.sums[i].Accumulator(); err != nil {
 			return nil, err
 		}
 	}
+	e.setAccumulators(e.spec, e.sigmaX, e.sigmaY, accs, e.means)
 	for i, m := range e.means {
 		total, err := s.means[i].Mean()
 		if err != nil {
@@ -180,8 +189,9 @@ func (s *Sum) Estimator() (*Estimator, error) {
 	return e, nil
 }
 
-// clone returns a copy of a template (an estimator without rows, its
-// accumulators and means zero) through its settings-only state.
+// clone returns a template, a copy of the settings of an estimator without
+// rows (its accumulators zero values, its means zero), through its
+// settings-only state.
 func (e *Estimator) clone() (*Estimator, error) {
 	b, err := e.appendState(nil, true)
 	if err != nil {
@@ -222,11 +232,13 @@ func (s *Sum) MarshalBinary() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		// About one allocation: the exact sums make nearly all of it, at
-		// about 6 bytes an entry with float32 products.
+		// One allocation: the exact sums make nearly all of it.
 		size := len(b) + 4 + len(st) + 4
-		if p := 2 * s.est.cfg.Features; len(s.sums) > 0 {
-			size += len(s.sums) * (4 + 128 + 6*(p*(p+1)/2))
+		for i := range s.sums {
+			size += 4 + s.sums[i].CompactSize()
+		}
+		for range s.means {
+			size += 4 + 128 + 16*len(s.est.lastY) // at least the mean's encoding
 		}
 		b = slices.Grow(b, size)
 		b = appendBytes(b, st)
@@ -316,8 +328,9 @@ func (s *Sum) UnmarshalBinary(data []byte) error {
 	if e.rows != 0 || e.skipped != 0 {
 		return bad("the settings hold rows")
 	}
-	sums := make([]covariance.ExactSum, len(e.accs))
-	for i, a := range e.accs {
+	accDescs, meanDescs := layout(e.cfg, e.spec)
+	sums := make([]covariance.ExactSum, len(accDescs))
+	for i, d := range accDescs {
 		enc, ok := next()
 		if !ok {
 			return bad("truncated: %d of %d exact sums", i, len(e.accs))
@@ -329,12 +342,12 @@ func (s *Sum) UnmarshalBinary(data []byte) error {
 		if err := decode(enc); err != nil {
 			return bad("%v", err)
 		}
-		if sums[i].Description() != a.Description() {
+		if sums[i].Description() != d {
 			return bad("exact sum %d does not belong to these settings", i)
 		}
 	}
-	means := make([]covariance.ExactMean, len(e.means))
-	for i, m := range e.means {
+	means := make([]covariance.ExactMean, len(meanDescs))
+	for i, d := range meanDescs {
 		enc, ok := next()
 		if !ok {
 			return bad("truncated: %d of %d exact means", i, len(e.means))
@@ -342,7 +355,7 @@ func (s *Sum) UnmarshalBinary(data []byte) error {
 		if err := means[i].UnmarshalBinary(enc); err != nil {
 			return bad("%v", err)
 		}
-		if means[i].Description() != m.Description() {
+		if means[i].Description() != d {
 			return bad("exact mean %d does not belong to these settings", i)
 		}
 	}

@@ -248,8 +248,8 @@ func TestSumRefuses(t *testing.T) {
 	if after, _ := s.MarshalBinary(); !bytes.Equal(after, before) || c.Rows() != 3000 || s.Rows() != 1000 {
 		t.Fatalf("the copy shares the original's storage: rows %d and %d", c.Rows(), s.Rows())
 	}
-	// A Sum's template is encoded without its (zero) accumulators and
-	// means; ReadState refuses that settings-only state.
+	// A Sum's template holds no accumulators and is encoded without them
+	// and its (zero) means; ReadState refuses that settings-only state.
 	st, err := c.est.appendState(nil, true)
 	if err != nil {
 		t.Fatal(err)
@@ -257,7 +257,11 @@ func TestSumRefuses(t *testing.T) {
 	if _, err := ReadState(bytes.NewReader(st)); !errors.Is(err, ErrState) {
 		t.Errorf("ReadState of a settings-only state: %v, want ErrState", err)
 	}
-	if full, _ := c.est.MarshalBinary(); len(st) >= len(full)/100 {
+	whole, err := c.Estimator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full, _ := whole.MarshalBinary(); len(st) >= len(full)/100 {
 		t.Errorf("settings-only state of %d bytes, the full one %d", len(st), len(full))
 	}
 	// Damaged encodings.
