@@ -127,7 +127,7 @@ func TestStateRefusesDamage(t *testing.T) {
 	b := buf.Bytes()
 	for name, bad := range map[string][]byte{
 		"truncated": b[:len(b)-9], "empty": nil, "foreign": []byte("dimeST\x04\x00 and more bytes"),
-		"flipped": append(append([]byte{}, b[:len(b)/2]...), append([]byte{b[len(b)/2] ^ 1}, b[len(b)/2+1:]...)...),
+		"flipped":  append(append([]byte{}, b[:len(b)/2]...), append([]byte{b[len(b)/2] ^ 1}, b[len(b)/2+1:]...)...),
 		"trailing": append(append([]byte{}, b...), 0),
 	} {
 		if _, err := ReadState(bytes.NewReader(bad)); !errors.Is(err, ErrState) {
