@@ -30,9 +30,9 @@ const defaultMaxPairs = 2000
 // (BENCHMARKS.md, "dime rank and dime matrix"), and the eigenproblems of a
 // pair's Result.
 const (
-	updateFlopsPerSecond = 6e9  // (2D)² multiply-adds per row and accumulator
-	resultEigenproblems  = 60   // per pair at K = 4 with the normalized score
-	eigenFlopsPerSecond  = 1e9  // 10·(2D)³ per eigenproblem
+	updateFlopsPerSecond = 6e9 // (2D)² multiply-adds per row and accumulator
+	resultEigenproblems  = 60  // per pair at K = 4 with the normalized score
+	eigenFlopsPerSecond  = 1e9 // 10·(2D)³ per eigenproblem
 )
 
 // multiSeconds estimates the CPU seconds of a multi-pair run: per million
