@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+	"image/color"
 	"fmt"
 	"io"
 	"math"
@@ -427,17 +428,32 @@ func plotMatrix(path string, o matrixOutput) (io.WriterTo, error) {
 	for i, c := range o.Columns {
 		at[c] = i
 	}
+	// The colour scale runs from 0 to the largest off-diagonal value (at
+	// least 0.05): dependence between different columns is mostly far below
+	// the diagonal's 1, which is drawn at the top colour.
+	lo, hi := 0.0, 0.05
+	for i := range V {
+		for j := range V {
+			if v := sim[i][j]; i != j && v > hi {
+				hi = math.Min(1, v)
+			}
+		}
+	}
 	z := make([][]float64, V)
-	lo, hi := 0.0, 1.0
 	for r := range V {
 		z[r] = make([]float64, V)
 		for c := range V {
 			// Row r from the top: the view at position V−1−r.
 			v := sim[at[o.Order[V-1-r]]][at[o.Order[c]]]
-			if math.IsNaN(v) {
+			switch {
+			case o.Order[V-1-r] == o.Order[c]:
+				v = math.Inf(1) // the diagonal, grey
+			case math.IsNaN(v):
 				v = 0
+			default:
+				v = math.Max(lo, math.Min(hi, v))
 			}
-			z[r][c] = math.Max(lo, math.Min(hi, v))
+			z[r][c] = v
 		}
 	}
 	cm := moreland.Kindlmann()
@@ -446,8 +462,9 @@ func plotMatrix(path string, o matrixOutput) (io.WriterTo, error) {
 	pal := cm.Palette(256)
 	hm := plotter.NewHeatMap(heatGrid{z}, pal)
 	hm.Min, hm.Max = lo, hi
+	hm.Overflow = color.Gray{Y: 0xc8}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("dime_normalized, %d rows, D = %d (clipped to [0, 1])", o.Rows, o.Features)
+	p.Title.Text = fmt.Sprintf("dime_normalized, %d rows, D = %d (colours 0 to %.3g; diagonal grey)", o.Rows, o.Features, hi)
 	p.Add(hm)
 	names := slices.Clone(o.Order)
 	yNames := make([]string, V)
@@ -455,17 +472,23 @@ func plotMatrix(path string, o matrixOutput) (io.WriterTo, error) {
 		yNames[r] = o.Order[V-1-r]
 	}
 	fontSize := vg.Points(math.Max(5, math.Min(10, 420/float64(V))))
-	p.X.Tick.Marker = nameTicks(names)
+	// The column names are drawn below the cells by hand (rotated tick
+	// labels of the plot overlap the cells).
+	p.X.Tick.Marker = plot.ConstantTicks(nil)
 	p.Y.Tick.Marker = nameTicks(yNames)
-	p.X.Tick.Label.Rotation = math.Pi / 2
-	p.X.Tick.Label.XAlign = draw.XRight
-	p.X.Tick.Label.YAlign = draw.YCenter
-	p.X.Tick.Label.Font.Size = fontSize
+	colStyle := p.Y.Tick.Label
+	colStyle.Rotation = math.Pi / 2
+	colStyle.XAlign = draw.XRight
+	colStyle.YAlign = draw.YCenter
+	colStyle.Font.Size = fontSize
 	p.Y.Tick.Label.Font.Size = fontSize
-	p.X.Min, p.X.Max = -0.5, float64(V)-0.5
-	p.Y.Min, p.Y.Max = -0.5, float64(V)-0.5
-	p.HideAxes()
-	p.X.Tick.Label.Font.Size = fontSize
+	// A hair wider than the cells: the heatmap skips a cell whose corner
+	// falls outside the canvas by round-off.
+	p.X.Min, p.X.Max = -0.5001, float64(V)-0.4999
+	p.Y.Min, p.Y.Max = -0.5001, float64(V)-0.4999
+	p.X.Padding, p.Y.Padding = 0, 0
+	p.X.LineStyle.Width, p.Y.LineStyle.Width = 0, 0
+	p.X.Tick.LineStyle.Width, p.Y.Tick.LineStyle.Width = 0, 0
 	bar := plot.New()
 	bar.Title.Text = "dime_normalized"
 	bar.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true})
@@ -479,9 +502,21 @@ func plotMatrix(path string, o matrixOutput) (io.WriterTo, error) {
 		canvas = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(size+1.6*vg.Inch, size), vgimg.UseDPI(110))}
 	}
 	dc := draw.New(canvas)
-	left := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{Min: dc.Min, Max: vg.Point{X: dc.Min.X + size, Y: dc.Max.Y}}}
+	// The plot reserves a line for the column names, which are rotated:
+	// leave room below for the longest.
+	var longest vg.Length
+	for _, n := range names {
+		longest = max(longest, colStyle.Width(n))
+	}
+	left := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{Min: vg.Point{X: dc.Min.X, Y: dc.Min.Y + longest + 8}, Max: vg.Point{X: dc.Min.X + size, Y: dc.Max.Y}}}
 	right := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{Min: vg.Point{X: dc.Min.X + size + 0.2*vg.Inch, Y: dc.Min.Y + size*0.15}, Max: vg.Point{X: dc.Max.X - 0.2*vg.Inch, Y: dc.Max.Y - size*0.15}}}
 	p.Draw(left)
+	da := p.DataCanvas(left)
+	w := da.Max.X - da.Min.X
+	for c, n := range names {
+		x := da.Min.X + w*vg.Length((float64(c)+0.5)/float64(V))
+		dc.FillText(colStyle, vg.Point{X: x, Y: da.Min.Y - 3}, n)
+	}
 	bar.Draw(right)
 	return canvas, nil
 }
