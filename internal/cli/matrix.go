@@ -2,8 +2,8 @@ package cli
 
 import (
 	"cmp"
-	"image/color"
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"path/filepath"
