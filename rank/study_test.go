@@ -141,7 +141,15 @@ func TestStudyScreeningD(t *testing.T) {
 	if os.Getenv("DIME_RANK_STUDY") != "screening" {
 		t.Skip("DIME_RANK_STUDY=screening runs it")
 	}
-	const rows, sample = 20000, 768
+	const sample = 768
+	rows := 20000
+	if v, err := strconv.Atoi(os.Getenv("DIME_RANK_ROWS")); err == nil {
+		rows = v
+	}
+	Ds := []int{16, 32, 64, 128, 256}
+	if rows < 20000 {
+		Ds = Ds[:4]
+	}
 	seeds := []uint64{1, 2, 3, 4, 5, 6}
 	tables := make([][]float64, len(seeds))
 	plans := make([]Plan, len(seeds))
@@ -150,7 +158,7 @@ func TestStudyScreeningD(t *testing.T) {
 	for i, s := range seeds {
 		tables[i], plans[i], deps[i] = screenTable(t, rows, s)
 	}
-	for _, D := range []int{16, 32, 64, 128, 256} {
+	for _, D := range Ds {
 		var inOrder, top6 int
 		var rho []float64
 		var add, result float64
@@ -171,7 +179,7 @@ func TestStudyScreeningD(t *testing.T) {
 			}
 			if exacts[i] == nil {
 				for _, j := range deps[i] {
-					exacts[i] = append(exacts[i], exactDiME(t, tables[i], plans[i], acc, j, sample, 3))
+					exacts[i] = append(exacts[i], exactDiME(t, tables[i], plans[i], acc, j, min(sample, rows), 3))
 				}
 				t.Logf("seed %d: exact DiME on %d rows of the six, strongest first: %.4f", seeds[i], sample, exacts[i])
 			}
@@ -195,13 +203,17 @@ func TestStudyCalibration(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("DIME_RANK_ROWS")); err == nil {
 		rows = v
 	}
+	D := 32
+	if v, err := strconv.Atoi(os.Getenv("DIME_RANK_D")); err == nil {
+		D = v
+	}
 	const tables = 100
 	var inOrder, depQ, depTotal, nullQ05, nullP05, nullP01, nullTotal, tablesWithFalse int
 	var fdp []float64
 	var cpu float64
 	for s := uint64(1000); s < 1000+tables; s++ {
 		data, plan, dep := screenTable(t, rows, s)
-		res, _, a, r := rankTable(t, data, plan, 64)
+		res, _, a, r := rankTable(t, data, plan, D)
 		cpu += a + r
 		if topInOrder(res, dep) {
 			inOrder++
@@ -238,9 +250,12 @@ func TestStudyCalibration(t *testing.T) {
 			tablesWithFalse++
 		}
 		fdp = append(fdp, float64(falseDisc)/math.Max(1, float64(disc)))
+		if (s-999)%10 == 0 {
+			t.Logf("%d tables: %d in true order, %d of %d independent at q <= 0.05, %d at p <= 0.05", s-999, inOrder, nullQ05, nullTotal, nullP05)
+		}
 	}
-	t.Logf("%d held-out tables of %d rows, 40 candidates, D = 64: six on top in true order in %d; dependent with q <= 0.01: %d of %d; independent: q <= 0.05 %d of %d (%.4f), p <= 0.05 %d (%.4f), p <= 0.01 %d (%.4f); tables with a false discovery at q <= 0.05: %d; mean false discovery proportion %.4f; CPU %.1f s per table",
-		tables, rows, inOrder, depQ, depTotal, nullQ05, nullTotal, float64(nullQ05)/float64(nullTotal), nullP05, float64(nullP05)/float64(nullTotal),
+	t.Logf("%d held-out tables of %d rows, 40 candidates, D = %d: six on top in true order in %d; dependent with q <= 0.01: %d of %d; independent: q <= 0.05 %d of %d (%.4f), p <= 0.05 %d (%.4f), p <= 0.01 %d (%.4f); tables with a false discovery at q <= 0.05: %d; mean false discovery proportion %.4f; CPU %.1f s per table",
+		tables, rows, D, inOrder, depQ, depTotal, nullQ05, nullTotal, float64(nullQ05)/float64(nullTotal), nullP05, float64(nullP05)/float64(nullTotal),
 		nullP01, float64(nullP01)/float64(nullTotal), tablesWithFalse, stat.Mean(fdp, nil), cpu/tables)
 	fmt.Fprintln(os.Stderr, "done")
 }

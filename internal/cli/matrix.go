@@ -25,23 +25,25 @@ import (
 // defaultMaxPairs is the default --max-pairs of matrix: 63 columns.
 const defaultMaxPairs = 2000
 
-// Cost model of a multi-pair run, for matrix's refusal message: the
-// rank-k updates (one per pair per row, two per view) at the rate measured
-// at D = 32 and 64 with float32 products on the development machine
-// (BENCHMARKS.md, "dime rank and dime matrix"), and the eigenproblems of a
-// pair's Result.
+// Cost model of a multi-pair run, for matrix's refusal message, fitted to
+// rank's measured CPU time at D = 32 (40 candidates, 20,000 rows, one core
+// of the development machine under load; rank/study_test.go): per row one
+// rank-k update of (2D)² multiply-adds per pair and two per view (with
+// their feature maps: 1.1e10 per CPU-second), and per pair the
+// eigenproblems of its Result (about 60 of 2D × 2D: 13 ms at D = 32,
+// growing as D³).
 const (
-	updateFlopsPerSecond = 6e9 // (2D)² multiply-adds per row and accumulator
-	resultEigenproblems  = 60  // per pair at K = 4 with the normalized score
-	eigenFlopsPerSecond  = 1e9 // 10·(2D)³ per eigenproblem
+	updateRate        = 1.1e10 // (2D)² multiply-adds per row and accumulator, per CPU-second
+	resultEigenvalues = 60     // eigenproblems per pair at K = 4 with the normalized score
+	eigenRate         = 1.2e9  // (2D)³ per CPU-second and eigenproblem
 )
 
 // multiSeconds estimates the CPU seconds of a multi-pair run: per million
 // rows, and for the results.
 func multiSeconds(views, pairs, features int) (perMillion, results float64) {
 	p := float64(2 * features)
-	perMillion = float64(pairs+2*views) * p * p * 1e6 / updateFlopsPerSecond
-	results = float64(pairs) * resultEigenproblems * 10 * p * p * p / eigenFlopsPerSecond
+	perMillion = float64(pairs+2*views) * p * p * 1e6 / updateRate
+	results = float64(pairs) * resultEigenvalues * p * p * p / eigenRate
 	return perMillion, results
 }
 

@@ -24,7 +24,7 @@ import (
 // (BENCHMARKS.md and CALIBRATION.md, "Screening defaults", measure the
 // ranking error against exact DiME and the cost).
 const (
-	defaultRankFeatures   = 64
+	defaultRankFeatures   = 32
 	defaultMatrixFeatures = 32
 )
 
