@@ -200,3 +200,23 @@ func TestManyCandidatesMatchScore(t *testing.T) {
 		}
 	}
 }
+
+// TestQValues: Benjamini–Hochberg as R's p.adjust(p, "BH") gives it
+// (p.adjust(c(.01, .04, .03, .005), "BH") = .02 .04 .04 .02), NaN kept
+// out of the count, ties and ones.
+func TestQValues(t *testing.T) {
+	for _, c := range []struct{ p, want []float64 }{
+		{[]float64{0.01, 0.04, 0.03, 0.005, math.NaN()}, []float64{0.02, 0.04, 0.04, 0.02, math.NaN()}},
+		{[]float64{0.5, 0.5, 1}, []float64{0.75, 0.75, 1}},
+		{[]float64{0.9, 0.001}, []float64{0.9, 0.002}},
+		{nil, []float64{}},
+	} {
+		got := QValues(c.p)
+		for i := range c.want {
+			if !(math.Abs(got[i]-c.want[i]) < 1e-15 || math.IsNaN(got[i]) && math.IsNaN(c.want[i])) {
+				t.Errorf("QValues(%v) = %v, want %v", c.p, got, c.want)
+				break
+			}
+		}
+	}
+}
