@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """dime rank against scikit-learn's mutual_info_regression on screening tables.
 
 A benchmark script, not a test (Debian: apt-get install python3-sklearn).
@@ -8,7 +8,7 @@ them), ranks the candidates with both tools, and prints the CPU seconds of
 each (user + system: sklearn's in this process, dime's of the child), their
 ratio, and which candidates each puts in its top six (dime: also q <= 0.01).
 
-    python3 bench/rank_vs_sklearn.py --dime ./dime --rows 10000,100000 --seed 7
+    /usr/bin/python3 bench/rank_vs_sklearn.py --dime ./dime --rows 10000,100000 --seed 7
 """
 import argparse
 import json
