@@ -100,6 +100,9 @@ func runMatrix(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkInputs("matrix", inputs); err != nil {
+		return err
+	}
 	if err := checkPlotPath(*plotPath); err != nil {
 		return err
 	}

@@ -117,6 +117,17 @@ func (m *multiFlags) config(fs *flagSet) (rank.Config, error) {
 	return rank.Config{Stream: cfg}, nil
 }
 
+// checkInputs refuses stdin: the views are found by opening the dataset
+// before its rows are read.
+func checkInputs(command string, inputs []string) error {
+	for _, in := range inputs {
+		if in == "-" {
+			return usagef("%s reads the dataset's columns before its rows: give files, directories or URLs, not - (stdin)", command)
+		}
+	}
+	return nil
+}
+
 // expand returns the labels that selectors pick in the dataset (with
 // target as the other view) and the width of each: list columns count
 // for their list size.
@@ -197,7 +208,7 @@ type multiResult struct {
 }
 
 // run reads the dataset through the accumulator of plan.
-func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, plan rank.Plan, cfg rank.Config) (*multiResult, error) {
+func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, plan rank.Plan, cfg rank.Config) (_ *multiResult, err error) {
 	start := time.Now()
 	if *m.like != "" {
 		st, err := readRankState(*m.like)
@@ -232,6 +243,11 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, pl
 	}
 	res := &multiResult{acc: acc, input: describeInput(inputs, r)}
 	res.sigs = notifySignals()
+	defer func() {
+		if err != nil {
+			res.sigs.stop()
+		}
+	}()
 	src := newBlocks(r)
 	defer src.close()
 	p := newProgress(e, m.ef.progress, command, r.TotalRows()).files(r)
@@ -395,6 +411,9 @@ func runRank(e *env, args []string) error {
 	}
 	inputs, err := datasetArgs("rank", pos)
 	if err != nil {
+		return err
+	}
+	if err := checkInputs("rank", inputs); err != nil {
 		return err
 	}
 	if m.ef.asJSON && *asCSV {

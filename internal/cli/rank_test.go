@@ -205,6 +205,7 @@ func TestRankAndMatrixUsage(t *testing.T) {
 		{[]string{"matrix", path, "--cols", "x00"}, "at least 2"},
 		{[]string{"matrix", path, "--cols", "x*", "--plot", filepath.Join(dir, "h.gif")}, ".png or .svg"},
 		{[]string{"merge", filepath.Join(dir, "s.csv")}, "s.csv"},
+		{[]string{"rank", "-", "--y", "y", "--x", "x*"}, "not - (stdin)"},
 	} {
 		code, _, errs := run(t, c.args...)
 		if code != 2 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
