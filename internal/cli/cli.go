@@ -59,6 +59,8 @@ func init() {
 		"demo":    {"exact and RFF DiME against the true MI on the paper's toy, generated in memory", runDemo},
 		"merge":   {"merge estimator states saved by score --save-state and print the result", runMerge},
 		"score":   {"streaming RFF estimate over every row of a file", runScore},
+		"rank":    {"rank candidate columns by their dependence on a target, all in one pass", runRank},
+		"matrix":  {"dependence between all pairs of columns in one pass, with a heatmap", runMatrix},
 		"exact":   {"exact (Gram-matrix) estimate on a sample of a file's rows", runExact},
 		"compare": {"exact and RFF on the same sample for several D, with their errors (and a plot)", runCompare},
 		"sweep":   {"DiME and MI against the bandwidth on a sample (the paper's Appendix A), with the auto pick", runSweep},

@@ -17,7 +17,7 @@ import (
 
 func runGen(e *env, args []string) error {
 	fs := newFlagSet(e, "gen", "--kind KIND --out FILE|DIR [--files N] [flags]")
-	kindName := fs.String("kind", "gaussian", "gaussian (the paper's toy), sine, circle, square, units; independent views: independent, student-t, discrete, mixed-widths, units-null; people: a table in real units (age, income, spend, visits, height)")
+	kindName := fs.String("kind", "gaussian", "gaussian (the paper's toy), sine, circle, square, units; independent views: independent, student-t, discrete, mixed-widths, units-null; people: a table in real units (age, income, spend, visits, height); screen: a target y and --dim candidates x00, ... (default 40), six of them dependent on y")
 	dim := fs.Int("dim", 20, "columns per view")
 	mi := fs.Float64("mi", 2, "true mutual information in nats (gaussian only)")
 	noise := fs.Float64("noise", 0.2, "noise standard deviation (sine, circle and square)")
@@ -37,6 +37,13 @@ func runGen(e *env, args []string) error {
 	}
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	if strings.EqualFold(*kindName, "screen") {
+		n := defaultScreenCandidates
+		if explicit["dim"] {
+			n = *dim
+		}
+		return genScreen(e, *out, *format, *rows, *seed, *force, *progressMode, n)
+	}
 	if strings.EqualFold(*kindName, "people") {
 		for _, name := range []string{"dim", "mi", "noise", "files"} {
 			if explicit[name] {

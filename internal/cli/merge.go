@@ -25,6 +25,9 @@ func runMerge(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if isRankState(pos[0]) {
+		return mergeRankStates(e, pos, out, *asJSON)
+	}
 	start := time.Now()
 	var total *stream.Estimator
 	for _, path := range pos {

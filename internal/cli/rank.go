@@ -1,0 +1,666 @@
+package cli
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dime-project/dime/covariance"
+	"github.com/dime-project/dime/exact"
+	dimeio "github.com/dime-project/dime/io"
+	"github.com/dime-project/dime/rank"
+	"github.com/dime-project/dime/stream"
+)
+
+// Screening defaults of rank and matrix: the number of frequencies D
+// (BENCHMARKS.md and CALIBRATION.md, "Screening defaults", measure the
+// ranking error against exact DiME and the cost).
+const (
+	defaultRankFeatures   = 32
+	defaultMatrixFeatures = 32
+)
+
+// groupFlags is the repeatable --group name=a,b,c.
+type groupFlags []namedGroup
+
+type namedGroup struct {
+	name string
+	sel  []string
+}
+
+func (g *groupFlags) String() string { return "" }
+
+func (g *groupFlags) Set(s string) error {
+	name, list, ok := strings.Cut(s, "=")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" {
+		return fmt.Errorf("want name=col,col,... (a name for the group, then its columns)")
+	}
+	var sel []string
+	for _, c := range strings.Split(list, ",") {
+		if c = strings.TrimSpace(c); c == "" {
+			return fmt.Errorf("group %q has an empty column name", name)
+		}
+		sel = append(sel, c)
+	}
+	for _, o := range *g {
+		if o.name == name {
+			return fmt.Errorf("group %q given twice", name)
+		}
+	}
+	*g = append(*g, namedGroup{name, sel})
+	return nil
+}
+
+// multiFlags are the flags shared by rank and matrix.
+type multiFlags struct {
+	ef     estimatorFlags
+	in     inputFlags
+	groups groupFlags
+	save   *string
+	force  *bool
+	like   *string
+	pilot  *int
+}
+
+func (m *multiFlags) register(fs *flagSet, features int) {
+	m.ef.register(fs)
+	m.ef.registerRFF(fs)
+	m.ef.features = features
+	fs.Lookup("features").DefValue = strconv.Itoa(features)
+	m.in.register(fs)
+	m.in.workers = 1
+	fs.Var(&m.groups, "group", "a named group of columns scored as one view, name=a,b,c (names, globs or slices; repeat for more groups)")
+	m.save = fs.String("save-state", "", "save the state of every pair to this file (combine shards with dime merge)")
+	m.force = fs.Bool("force", false, "let --save-state or --plot write through a symbolic link, FIFO or device")
+	m.like = fs.String("like", "", "take every estimator setting, the bandwidths and the columns' scales from this state (of the same command and columns), so that this run's state merges with it")
+	m.pilot = fs.Int("pilot-rows", stream.DefaultPilotRows, "rows held back to choose the columns' scales and median bandwidths (the first rows of the dataset, files in path order)")
+}
+
+// config returns the settings of the run.
+func (m *multiFlags) config(fs *flagSet) (rank.Config, error) {
+	if *m.like != "" {
+		for _, name := range likeFlags {
+			if fs.Lookup(name) != nil && fs.given(name) {
+				return rank.Config{}, usagef("--%s with --like: the run takes every estimator setting of %s; drop --%s", name, *m.like, name)
+			}
+		}
+		st, err := readRankState(*m.like)
+		if err != nil {
+			return rank.Config{}, err
+		}
+		return st.Config(), nil
+	}
+	cfg, err := m.ef.streamConfig(nil, nil)
+	if err != nil {
+		return rank.Config{}, err
+	}
+	switch {
+	case cfg.Permutations != 0:
+		return rank.Config{}, usagef("--permutations %d: rank and matrix use the analytic estimator (0)", cfg.Permutations)
+	case m.ef.sigmaX != "" || m.ef.sigmaY != "":
+		return rank.Config{}, usagef("--sigma-x and --sigma-y: one --sigma rule applies to every view")
+	case cfg.BandwidthX.Rule == exact.AutoRule:
+		return rank.Config{}, usagef("--sigma auto chooses one pair's bandwidths together: use fixed, median or a number")
+	case *m.pilot < 2 || *m.pilot > stream.MaxPilotRows:
+		return rank.Config{}, usagef("--pilot-rows %d: want 2 to %d", *m.pilot, stream.MaxPilotRows)
+	}
+	cfg.PilotRows = *m.pilot
+	return rank.Config{Stream: cfg}, nil
+}
+
+// checkInputs refuses stdin: the views are found by opening the dataset
+// before its rows are read.
+func checkInputs(command string, inputs []string) error {
+	for _, in := range inputs {
+		if in == "-" {
+			return usagef("%s reads the dataset's columns before its rows: give files, directories or URLs, not - (stdin)", command)
+		}
+	}
+	return nil
+}
+
+// expand returns the labels that selectors pick in the dataset (with
+// target as the other view) and the width of each: list columns count
+// for their list size.
+func (m *multiFlags) expand(e *env, inputs, sel, target []string) (labels []string, widths []int, err error) {
+	r, err := m.openRaw(e, inputs, sel, target)
+	if err != nil {
+		return nil, nil, err
+	}
+	labels, _ = r.Columns()
+	total := r.DimX()
+	r.Close()
+	widths = make([]int, len(labels))
+	if total == len(labels) {
+		for i := range widths {
+			widths[i] = 1
+		}
+		return labels, widths, nil
+	}
+	// A list column or a slice among them: one look per label.
+	for i, l := range labels {
+		r, err := m.openRaw(e, inputs, []string{l}, target)
+		if err != nil {
+			return nil, nil, err
+		}
+		widths[i] = r.DimX()
+		r.Close()
+	}
+	return labels, widths, nil
+}
+
+// openRaw opens the dataset for the given views.
+func (m *multiFlags) openRaw(e *env, inputs, x, y []string) (*dimeio.DatasetReader, error) {
+	opts, err := m.in.options(x, y)
+	if err != nil {
+		return nil, err
+	}
+	r, err := dimeio.OpenDataset(context.Background(), inputs, e.stdin, opts)
+	if err != nil {
+		return nil, inputError(err)
+	}
+	if err := e.excludeDataset(r.Dataset()); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// layout is the views of a run and the reader's columns that hold them.
+type layout struct {
+	views      []rank.View
+	xcols      []string // the reader's X: every view's columns but the target's
+	ycols      []string // the reader's Y: the target's (rank), or one column (matrix)
+	dimX, dimY int
+}
+
+// addView appends a view of the given label columns and widths, read as
+// the next columns of the reader's X.
+func (l *layout) addView(name string, labels []string, widths []int) {
+	v := rank.View{Name: name, Columns: labels}
+	for i, w := range widths {
+		_ = i
+		for range w {
+			v.Index = append(v.Index, l.dimX)
+			l.dimX++
+		}
+	}
+	l.xcols = append(l.xcols, labels...)
+	l.views = append(l.views, v)
+}
+
+// multiResult is what a run of rank or matrix read and estimated.
+type multiResult struct {
+	acc     *rank.Accumulator
+	input   string
+	stopped bool
+	sigs    *signals
+	elapsed time.Duration
+}
+
+// run reads the dataset through the accumulator of plan.
+func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, plan rank.Plan, cfg rank.Config) (_ *multiResult, err error) {
+	start := time.Now()
+	if *m.like != "" {
+		st, err := readRankState(*m.like)
+		if err != nil {
+			return nil, err
+		}
+		sp := st.Plan()
+		if !slices.EqualFunc(sp.Views, plan.Views, func(a, b rank.View) bool {
+			return a.Name == b.Name && slices.Equal(a.Columns, b.Columns) && slices.Equal(a.Index, b.Index)
+		}) || !slices.Equal(sp.Pairs, plan.Pairs) {
+			return nil, usagef("--like %s: the state scores other views or pairs; give the same columns and groups", *m.like)
+		}
+	}
+	acc, err := rank.New(plan, cfg)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	opts, err := m.in.options(lay.xcols, lay.ycols)
+	if err != nil {
+		return nil, err
+	}
+	r, err := dimeio.OpenDataset(context.Background(), inputs, e.stdin, opts)
+	if err != nil {
+		return nil, inputError(err)
+	}
+	defer r.Close()
+	if err := e.excludeDataset(r.Dataset()); err != nil {
+		return nil, err
+	}
+	if r.DimX() != lay.dimX || r.DimY() != lay.dimY {
+		return nil, fmt.Errorf("%s: the columns changed width while opening the dataset (%d+%d, expected %d+%d)", command, r.DimX(), r.DimY(), lay.dimX, lay.dimY)
+	}
+	res := &multiResult{acc: acc, input: describeInput(inputs, r)}
+	res.sigs = notifySignals()
+	defer func() {
+		if err != nil {
+			res.sigs.stop()
+		}
+	}()
+	src := newBlocks(r)
+	defer src.close()
+	p := newProgress(e, m.ef.progress, command, r.TotalRows()).files(r)
+	dx, dy := lay.dimX, lay.dimY
+	W := dx + dy
+	var block []float64
+	var skipped int64
+	for {
+		ok, stopped := src.next(res.sigs.Done())
+		if stopped {
+			res.stopped = true
+		}
+		if !ok || stopped {
+			break
+		}
+		n := r.Rows()
+		x, y := r.X(), r.Y()
+		block = slices.Grow(block[:0], n*W)[:n*W]
+		for i := range n {
+			copy(block[i*W:i*W+dx], x[i*dx:(i+1)*dx])
+			copy(block[i*W+dx:(i+1)*W], y[i*dy:(i+1)*dy])
+		}
+		if err := acc.Add(block, n); err != nil {
+			return nil, usageError{err}
+		}
+		skipped = r.Skipped()
+		p.update(r.RowsRead())
+	}
+	p.done()
+	if !res.stopped {
+		if err := r.Err(); err != nil {
+			if res.sigs.err("") == nil {
+				return nil, inputError(err)
+			}
+			res.stopped = true
+		} else {
+			skipped = r.Skipped()
+		}
+	}
+	warnInput(e, r)
+	src.close()
+	acc.Skip(skipped)
+	if acc.Rows() < 2 {
+		if res.stopped {
+			return nil, res.sigs.err(fmt.Sprintf("nothing (%d rows read, need at least 2)", acc.Rows()))
+		}
+		return nil, usagef("%s: %d rows (%d skipped): need at least 2", strings.Join(inputs, " "), acc.Rows(), skipped)
+	}
+	res.elapsed = time.Since(start)
+	return res, nil
+}
+
+// saveState writes the accumulator's state if asked, after its results.
+func (m *multiFlags) saveState(out *output, acc *rank.Accumulator) error {
+	return out.write(acc.WriteState)
+}
+
+// readRankState reads a multi-pair state; a file that is not one is a usage
+// error naming the file.
+func readRankState(path string) (*rank.Accumulator, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err == nil && info.IsDir() {
+		return nil, usagef("%s: is a directory, not a state file", path)
+	}
+	st, err := rank.ReadState(f)
+	if err != nil {
+		if errors.Is(err, rank.ErrState) {
+			return nil, usagef("%s: %v", path, err)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return st, nil
+}
+
+// isRankState reports whether the file at path starts as a multi-pair state.
+func isRankState(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, len(rank.StateMagic))
+	_, err = io.ReadFull(f, b)
+	return err == nil && string(b) == rank.StateMagic
+}
+
+// checkMultiMemory refuses a plan whose accumulators do not fit.
+func checkMultiMemory(what string, views []rank.View, pairs int, cfg rank.Config, fix string) error {
+	return checkMemory(what, multiMemory(views, pairs, cfg), fix)
+}
+
+// multiMemory estimates the bytes of a multi-pair run: per pair K joint
+// accumulators and means; per view (at most two maps, as X and as Y) K part
+// accumulators and means, and with the normalized score K copies and self
+// joints per map; the feature buffers of a chunk; the base.
+func multiMemory(views []rank.View, pairs int, cfg rank.Config) uint64 {
+	D := cfg.Stream.Features
+	K := uint64(cfg.Stream.GroupCount())
+	acc := uint64(covariance.StoredSize(D))
+	mean := uint64(16 * D)
+	perView := 2 * K * (acc + mean)
+	if !cfg.Stream.SkipNormalized {
+		perView += 4 * K * acc
+	}
+	p := uint64(2 * D)
+	buffers := uint64(len(views)) * 4 * 256 * p * 8
+	return uint64(pairs)*K*(acc+mean) + uint64(len(views))*perView + buffers + baseMemory
+}
+
+// rankCandidate is one line of dime rank's output.
+type rankCandidate struct {
+	Rank           int      `json:"rank"`
+	Name           string   `json:"name"`
+	Columns        []string `json:"columns"`
+	DiME           number   `json:"dime"`
+	DiMEStdErr     number   `json:"dime_stderr"`
+	DiMENormalized number   `json:"dime_normalized"`
+	PValue         number   `json:"p_value"`
+	QValue         number   `json:"q_value"`
+	DiMEAnalytic   number   `json:"dime_analytic"`
+	MI             number   `json:"mutual_information"`
+	SigmaX         number   `json:"sigma_x"`
+}
+
+// rankOutput is dime rank's JSON.
+type rankOutput struct {
+	Estimator   string          `json:"estimator"`
+	Input       string          `json:"input"`
+	Rows        int64           `json:"rows"`
+	Skipped     int64           `json:"skipped_rows"`
+	Target      []string        `json:"target"`
+	Kernel      string          `json:"kernel"`
+	Alpha       float64         `json:"alpha"`
+	Features    int             `json:"features"`
+	Groups      int             `json:"groups"`
+	Seed        uint64          `json:"seed"`
+	Sigma       string          `json:"sigma_rule"`
+	SigmaY      number          `json:"sigma_y"`
+	Standardize bool            `json:"standardize"`
+	Candidates  []rankCandidate `json:"candidates"`
+	Count       int             `json:"candidates_total"`
+	Partial     bool            `json:"partial,omitempty"`
+	Elapsed     float64         `json:"elapsed_seconds"`
+}
+
+func runRank(e *env, args []string) error {
+	start := time.Now()
+	fs := newFlagSet(e, "rank", "INPUT... --y TARGET --x 'PATTERN,...' [--group NAME=A,B] [flags]")
+	var m multiFlags
+	m.register(fs, defaultRankFeatures)
+	m.ef.registerJSON(fs, false, "print one JSON object instead of a table")
+	asCSV := fs.Bool("csv", false, "print the table as CSV (one line per candidate)")
+	top := fs.Int("top", 0, "print only the first K candidates (0: all)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	inputs, err := datasetArgs("rank", pos)
+	if err != nil {
+		return err
+	}
+	if err := checkInputs("rank", inputs); err != nil {
+		return err
+	}
+	if m.ef.asJSON && *asCSV {
+		return usagef("--json and --csv: choose one")
+	}
+	if *top < 0 {
+		return usagef("--top %d: want 0 (all) or more", *top)
+	}
+	ysel, err := columns("y", m.ef.y)
+	if err != nil {
+		return usagef("rank needs --y: the target's columns")
+	}
+	var xsel []string
+	if strings.TrimSpace(m.ef.x) != "" {
+		if xsel, err = columns("x", m.ef.x); err != nil {
+			return err
+		}
+	}
+	if len(xsel) == 0 && len(m.groups) == 0 {
+		return usagef("rank needs candidates: --x 'pattern,...' (each column one candidate) or --group name=a,b,c")
+	}
+	cfg, err := m.config(fs)
+	if err != nil {
+		return err
+	}
+	out, err := newOutput(e, "--save-state", *m.save, *m.force, inputs...)
+	if err != nil {
+		return err
+	}
+	if _, err := m.in.options(ysel, ysel); err != nil {
+		return err
+	}
+	// The views: every --x column (a list or slice counts for its width)
+	// but the target's own, then the groups, then the target.
+	var lay layout
+	tlabels, twidths, err := m.expand(e, inputs, ysel, ysel)
+	if err != nil {
+		return err
+	}
+	isTarget := map[string]bool{}
+	for _, l := range tlabels {
+		isTarget[l] = true
+	}
+	if len(xsel) > 0 {
+		labels, widths, err := m.expand(e, inputs, xsel, ysel)
+		if err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		for i, l := range labels {
+			if isTarget[l] || seen[l] {
+				continue
+			}
+			seen[l] = true
+			lay.addView(l, []string{l}, widths[i:i+1])
+		}
+	}
+	for _, g := range m.groups {
+		labels, widths, err := m.expand(e, inputs, g.sel, ysel)
+		if err != nil {
+			return err
+		}
+		lay.addView(g.name, labels, widths)
+	}
+	if len(lay.views) == 0 {
+		return usagef("rank: no candidate left once the target's columns are set aside")
+	}
+	plan := rank.Plan{}
+	target := rank.View{Name: strings.Join(tlabels, ","), Columns: tlabels}
+	for i, w := range twidths {
+		_ = i
+		for range w {
+			target.Index = append(target.Index, lay.dimX+lay.dimY)
+			lay.dimY++
+		}
+	}
+	lay.ycols = tlabels
+	for i := range lay.views {
+		plan.Pairs = append(plan.Pairs, [2]int{i, len(lay.views)})
+		plan.OrderX = append(plan.OrderX, i)
+	}
+	plan.Views = append(slices.Clone(lay.views), target)
+	plan.OrderY = []int{len(lay.views)}
+	plan.Width = lay.dimX + lay.dimY
+	if err := checkMultiMemory(fmt.Sprintf("rank of %d candidates at D = %d", len(lay.views), cfg.Stream.Features), plan.Views, len(plan.Pairs), cfg, "lower --features, or rank fewer candidates per run"); err != nil {
+		return err
+	}
+	res, err := m.run(e, "rank", inputs, lay, plan, cfg)
+	if err != nil {
+		return err
+	}
+	defer res.sigs.stop()
+	results, err := res.acc.Results()
+	if err != nil {
+		return err
+	}
+	if err := m.saveState(out, res.acc); err != nil {
+		return err
+	}
+	o := rankReport(res.acc, results, res.input)
+	o.Partial = res.stopped
+	o.Elapsed = time.Since(start).Seconds()
+	if *top > 0 && *top < len(o.Candidates) {
+		o.Candidates = o.Candidates[:*top]
+	}
+	switch {
+	case m.ef.asJSON:
+		err = writeJSON(e.stdout, o)
+	case *asCSV:
+		err = o.writeCSV(e.stdout)
+	default:
+		err = o.writeTable(e.stdout)
+	}
+	if err != nil {
+		return err
+	}
+	if res.stopped {
+		return res.sigs.err("the ranking of the rows read so far")
+	}
+	return nil
+}
+
+// rankReport builds rank's output from the results of every pair, in rank
+// order.
+func rankReport(acc *rank.Accumulator, results []rank.PairResult, input string) rankOutput {
+	plan := acc.Plan()
+	cfg := acc.Settings()
+	target := plan.Views[plan.OrderY[0]]
+	o := rankOutput{Estimator: "rff", Input: input, Rows: acc.Rows(), Target: target.Columns, Kernel: cfg.Kernel.String(), Alpha: cfg.Alpha,
+		Features: cfg.Features, Groups: cfg.GroupCount(), Seed: cfg.Seed, Sigma: cfg.BandwidthX.String(),
+		Standardize: cfg.Standardize, Count: len(results)}
+	if len(results) > 0 {
+		o.Skipped = results[0].SkippedRows
+		o.SigmaY = number(results[0].SigmaY)
+	}
+	sorted := slices.Clone(results)
+	slices.SortStableFunc(sorted, func(a, b rank.PairResult) int { return a.Rank - b.Rank })
+	for _, r := range sorted {
+		v := plan.Views[r.X]
+		o.Candidates = append(o.Candidates, rankCandidate{Rank: r.Rank, Name: v.Name, Columns: v.Columns, DiME: number(r.DiME), DiMEStdErr: number(r.DiMEStdErr),
+			DiMENormalized: number(r.DiMENormalized), PValue: number(r.PValue), QValue: number(r.QValue), DiMEAnalytic: number(r.DiMEAnalytic),
+			MI: number(r.MutualInformation), SigmaX: number(r.SigmaX)})
+	}
+	return o
+}
+
+// fmtSigned formats a DiME for the table.
+func fmtSigned(v number) string {
+	if math.IsNaN(float64(v)) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.5f", float64(v))
+}
+
+func (o rankOutput) writeTable(w io.Writer) error {
+	head := newTable(w, 0)
+	fmt.Fprintf(head, "input\t%s\n", o.Input)
+	rows := fmt.Sprintf("%d", o.Rows)
+	if o.Skipped > 0 {
+		rows += fmt.Sprintf(" (%d skipped)", o.Skipped)
+	}
+	if o.Partial {
+		rows += " partial"
+	}
+	fmt.Fprintf(head, "rows\t%s\n", rows)
+	fmt.Fprintf(head, "target\t%s\n", strings.Join(o.Target, ", "))
+	fmt.Fprintf(head, "estimator\trff, D = %d, %s kernel, sigma %s, %d groups (jackknife)\n", o.Features, o.Kernel, o.Sigma, o.Groups)
+	shown := ""
+	if len(o.Candidates) < o.Count {
+		shown = fmt.Sprintf(" (first %d shown)", len(o.Candidates))
+	}
+	fmt.Fprintf(head, "candidates\t%d%s; q: Benjamini-Hochberg over all %d\n", o.Count, shown, o.Count)
+	if err := head.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	t := newTable(w, 0)
+	fmt.Fprintf(t, "rank\tcandidate\tdime\t± stderr\tnormalized\tp_value\tq_value\t\n")
+	for _, c := range o.Candidates {
+		name := c.Name
+		if len(c.Columns) > 1 || c.Columns[0] != c.Name {
+			name += " (" + strings.Join(c.Columns, ",") + ")"
+		}
+		fmt.Fprintf(t, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Rank, name, fmtSigned(c.DiME), fmtSigned(c.DiMEStdErr), fmtSigned(c.DiMENormalized), fmtPValue(c.PValue), fmtPValue(c.QValue))
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\nelapsed %.1fs\n", o.Elapsed)
+	return err
+}
+
+func (o rankOutput) writeCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"rank", "candidate", "columns", "dime", "dime_stderr", "dime_normalized", "p_value", "q_value", "rows"})
+	f := func(v number) string {
+		if math.IsNaN(float64(v)) {
+			return ""
+		}
+		return strconv.FormatFloat(float64(v), 'g', -1, 64)
+	}
+	for _, c := range o.Candidates {
+		_ = cw.Write([]string{strconv.Itoa(c.Rank), c.Name, strings.Join(c.Columns, ";"), f(c.DiME), f(c.DiMEStdErr), f(c.DiMENormalized), f(c.PValue), f(c.QValue), strconv.FormatInt(o.Rows, 10)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// mergeRankStates merges multi-pair states (of rank or matrix) and prints
+// the result as the command that wrote them does.
+func mergeRankStates(e *env, paths []string, out *output, asJSON bool) error {
+	start := time.Now()
+	var total *rank.Accumulator
+	for _, path := range paths {
+		st, err := readRankState(path)
+		if err != nil {
+			return err
+		}
+		if total == nil {
+			total = st
+			continue
+		}
+		if err := total.Merge(st); err != nil {
+			return usagef("%s: %v", path, err)
+		}
+	}
+	results, err := total.Results()
+	if err != nil {
+		return err
+	}
+	if err := out.write(total.WriteState); err != nil {
+		return err
+	}
+	input := fmt.Sprintf("%d states", len(paths))
+	plan := total.Plan()
+	if len(plan.OrderY) == 1 {
+		o := rankReport(total, results, input)
+		o.Elapsed = time.Since(start).Seconds()
+		if asJSON {
+			return writeJSON(e.stdout, o)
+		}
+		return o.writeTable(e.stdout)
+	}
+	o := matrixReport(total, results, input, "cluster")
+	o.Elapsed = time.Since(start).Seconds()
+	if asJSON {
+		return writeJSON(e.stdout, o)
+	}
+	return o.writeTable(e.stdout, 20)
+}
