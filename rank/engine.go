@@ -13,6 +13,7 @@ import (
 	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rff"
 	"github.com/dime-project/dime/stream"
+	"github.com/dime-project/dime/vocab"
 )
 
 // ErrInvalidInput is matched by every error about the caller's settings
@@ -380,8 +381,8 @@ func (a *Accumulator) Add(block []float64, rows int) error {
 	if rows < 0 || len(block) != rows*W {
 		return invalidf("block of %d rows has %d values, want %d", rows, len(block), rows*W)
 	}
-	if i := exact.FirstInvalid(block); i >= 0 {
-		return invalidf("row %d, column %d: %s", a.rows+int64(i/W), i%W, exact.CheckValue(block[i]))
+	if i := vocab.FirstInvalid(block); i >= 0 {
+		return invalidf("row %d, column %d: %s", a.rows+int64(i/W), i%W, vocab.CheckValue(block[i]))
 	}
 	if rows == 0 {
 		return nil

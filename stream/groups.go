@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/dime-project/dime/covariance"
-	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/internal/randstream"
 	"github.com/dime-project/dime/rff"
 )
 
@@ -37,7 +37,7 @@ func ScopeOrder(order []int, cfg Config, x, y []float64, n, dimX, dimY int, stan
 	if cfg.RowModel == SerialRows || n == 0 {
 		return order
 	}
-	src := rand.NewPCG(cfg.Seed, exact.PermutationStream)
+	src := rand.NewPCG(cfg.Seed, randstream.Permutation)
 	src.Seed(cfg.Seed, scopeStream(x, y, n, dimX, dimY, standardized))
 	rand.New(src).Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
 	return order
@@ -106,7 +106,7 @@ func EstimateGroups(cfg Config, sigmaX, sigmaY float64, rows, skipped int64, gro
 		}
 		e.groups[k] = group{x: g.X, y: g.Y, xy: g.Joint, mx: g.MeanX, my: g.MeanY, mxy: g.MeanJoint, cx: g.CopyX, cy: g.CopyY, sx: g.SelfX, sy: g.SelfY}
 	}
-	est, err := e.estimate()
+	est, err := e.estimate(false)
 	if err != nil {
 		return Result{}, err
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/dime-project/dime/internal/randstream"
 )
 
 // Screen is a table for screening many candidates against a target, with a
@@ -40,8 +42,8 @@ func NewScreen(candidates int, seed uint64) (*Screen, error) {
 	if candidates < 6 {
 		return nil, fmt.Errorf("synth: a screening table needs at least 6 candidates, got %d", candidates)
 	}
-	s := &Screen{rng: rand.New(rand.NewPCG(seed, synthStream+2)), candidates: candidates}
-	perm := rand.New(rand.NewPCG(seed, synthStream+3)).Perm(candidates)
+	s := &Screen{rng: rand.New(rand.NewPCG(seed, randstream.Synth+2)), candidates: candidates}
+	perm := rand.New(rand.NewPCG(seed, randstream.Synth+3)).Perm(candidates)
 	copy(s.dep[:], perm[:6])
 	return s, nil
 }

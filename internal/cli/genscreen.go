@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"io"
 
-	dimeio "github.com/dime-project/dime/io"
+	"github.com/dime-project/dime/dataset"
 	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/tablewriter"
 )
 
 // defaultScreenCandidates is gen --kind screen's number of candidates
@@ -23,17 +24,17 @@ func genScreen(e *env, out, format string, rows int64, seed uint64, force bool, 
 	case candidates < 6 || candidates > 10000:
 		return usagef("--dim %d: --kind screen wants 6 to 10000 candidates", candidates)
 	}
-	f := dimeio.Auto
+	f := dataset.Auto
 	var err error
 	switch {
 	case format != "":
-		if f, err = dimeio.ParseFormat(format); err != nil {
+		if f, err = dataset.ParseFormat(format); err != nil {
 			return usagef("--format %q: want parquet, ipc-file, ipc-stream or csv", format)
 		}
 	case out == "-":
-		f = dimeio.IPCStream
+		f = dataset.IPCStream
 	default:
-		if f, err = dimeio.FormatFromPath(out); err != nil {
+		if f, err = dataset.FormatFromPath(out); err != nil {
 			return usagef("--out %s: cannot tell the format from the extension (want .parquet, .arrow, .arrows or .csv); give --format", out)
 		}
 	}
@@ -49,7 +50,7 @@ func genScreen(e *env, out, format string, rows int64, seed uint64, force bool, 
 	cols := src.Columns()
 	w := len(cols)
 	err = dst.write(func(sink io.Writer) error {
-		tw, err := dimeio.NewTableWriter(sink, f, cols, dimeio.WriterOptions{})
+		tw, err := tablewriter.New(sink, f, cols, tablewriter.Options{})
 		if err != nil {
 			return usageError{err}
 		}

@@ -19,6 +19,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/dime-project/dime/cliflag"
 	"github.com/dime-project/dime/rank"
 )
 
@@ -120,7 +121,7 @@ func runMatrix(e *env, args []string) error {
 	}
 	var sel []string
 	if strings.TrimSpace(*cols) != "" {
-		if sel, err = columns("cols", *cols); err != nil {
+		if sel, err = cliflag.Columns("cols", *cols); err != nil {
 			return err
 		}
 	}

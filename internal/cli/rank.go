@@ -13,9 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dime-project/dime/cliflag"
 	"github.com/dime-project/dime/covariance"
+	"github.com/dime-project/dime/decode"
 	"github.com/dime-project/dime/exact"
-	dimeio "github.com/dime-project/dime/io"
 	"github.com/dime-project/dime/rank"
 	"github.com/dime-project/dime/stream"
 )
@@ -67,33 +68,27 @@ type multiFlags struct {
 	groups groupFlags
 	save   *string
 	force  *bool
-	like   *string
-	pilot  *int
 }
 
 func (m *multiFlags) register(fs *flagSet, features int) {
 	m.ef.register(fs)
 	m.ef.registerRFF(fs)
-	m.ef.features = features
+	m.ef.Features = features
 	fs.Lookup("features").DefValue = strconv.Itoa(features)
 	m.in.register(fs)
 	m.in.workers = 1
 	fs.Var(&m.groups, "group", "a named group of columns scored as one view, name=a,b,c (names, globs or slices; repeat for more groups)")
 	m.save = fs.String("save-state", "", "save the state of every pair to this file (combine shards with dime merge)")
 	m.force = fs.Bool("force", false, "let --save-state or --plot write through a symbolic link, FIFO or device")
-	m.like = fs.String("like", "", "take every estimator setting, the bandwidths and the columns' scales from this state (of the same command and columns), so that this run's state merges with it")
-	m.pilot = fs.Int("pilot-rows", stream.DefaultPilotRows, "rows held back to choose the columns' scales and median bandwidths (the first rows of the dataset, files in path order)")
 }
 
 // config returns the settings of the run.
 func (m *multiFlags) config(fs *flagSet) (rank.Config, error) {
-	if *m.like != "" {
-		for _, name := range likeFlags {
-			if fs.Lookup(name) != nil && fs.given(name) {
-				return rank.Config{}, usagef("--%s with --like: the run takes every estimator setting of %s; drop --%s", name, *m.like, name)
-			}
+	if m.ef.Like != "" {
+		if err := m.ef.CheckLike(); err != nil {
+			return rank.Config{}, err
 		}
-		st, err := readRankState(*m.like)
+		st, err := readRankState(m.ef.Like)
 		if err != nil {
 			return rank.Config{}, err
 		}
@@ -106,14 +101,14 @@ func (m *multiFlags) config(fs *flagSet) (rank.Config, error) {
 	switch {
 	case cfg.Permutations != 0:
 		return rank.Config{}, usagef("--permutations %d: rank and matrix use the analytic estimator (0)", cfg.Permutations)
-	case m.ef.sigmaX != "" || m.ef.sigmaY != "":
+	case m.ef.Given("sigma-x") || m.ef.Given("sigma-y"):
 		return rank.Config{}, usagef("--sigma-x and --sigma-y: one --sigma rule applies to every view")
 	case cfg.BandwidthX.Rule == exact.AutoRule:
 		return rank.Config{}, usagef("--sigma auto chooses one pair's bandwidths together: use fixed, median or a number")
-	case *m.pilot < 2 || *m.pilot > stream.MaxPilotRows:
-		return rank.Config{}, usagef("--pilot-rows %d: want 2 to %d", *m.pilot, stream.MaxPilotRows)
+	case m.ef.PilotRows < 2 || m.ef.PilotRows > stream.MaxPilotRows:
+		return rank.Config{}, usagef("--pilot-rows %d: want 2 to %d", m.ef.PilotRows, stream.MaxPilotRows)
 	}
-	cfg.PilotRows = *m.pilot
+	cfg.PilotRows = m.ef.PilotRows
 	return rank.Config{Stream: cfg}, nil
 }
 
@@ -136,7 +131,7 @@ func (m *multiFlags) expand(e *env, inputs, sel, target []string) (labels []stri
 	if err != nil {
 		return nil, nil, err
 	}
-	labels, _ = r.Columns()
+	labels = r.Columns().X.Labels()
 	total := r.DimX()
 	r.Close()
 	widths = make([]int, len(labels))
@@ -159,12 +154,12 @@ func (m *multiFlags) expand(e *env, inputs, sel, target []string) (labels []stri
 }
 
 // openRaw opens the dataset for the given views.
-func (m *multiFlags) openRaw(e *env, inputs, x, y []string) (*dimeio.DatasetReader, error) {
+func (m *multiFlags) openRaw(e *env, inputs, x, y []string) (*decode.DatasetReader, error) {
 	opts, err := m.in.options(x, y)
 	if err != nil {
 		return nil, err
 	}
-	r, err := dimeio.OpenDataset(context.Background(), inputs, e.stdin, opts)
+	r, err := decode.OpenDataset(context.Background(), inputs, e.stdin, opts)
 	if err != nil {
 		return nil, inputError(err)
 	}
@@ -210,8 +205,8 @@ type multiResult struct {
 // run reads the dataset through the accumulator of plan.
 func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, plan rank.Plan, cfg rank.Config) (_ *multiResult, err error) {
 	start := time.Now()
-	if *m.like != "" {
-		st, err := readRankState(*m.like)
+	if m.ef.Like != "" {
+		st, err := readRankState(m.ef.Like)
 		if err != nil {
 			return nil, err
 		}
@@ -219,7 +214,7 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, pl
 		if !slices.EqualFunc(sp.Views, plan.Views, func(a, b rank.View) bool {
 			return a.Name == b.Name && slices.Equal(a.Columns, b.Columns) && slices.Equal(a.Index, b.Index)
 		}) || !slices.Equal(sp.Pairs, plan.Pairs) {
-			return nil, usagef("--like %s: the state scores other views or pairs; give the same columns and groups", *m.like)
+			return nil, usagef("--like %s: the state scores other views or pairs; give the same columns and groups", m.ef.Like)
 		}
 	}
 	acc, err := rank.New(plan, cfg)
@@ -230,7 +225,7 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, pl
 	if err != nil {
 		return nil, err
 	}
-	r, err := dimeio.OpenDataset(context.Background(), inputs, e.stdin, opts)
+	r, err := decode.OpenDataset(context.Background(), inputs, e.stdin, opts)
 	if err != nil {
 		return nil, inputError(err)
 	}
@@ -422,13 +417,13 @@ func runRank(e *env, args []string) error {
 	if *top < 0 {
 		return usagef("--top %d: want 0 (all) or more", *top)
 	}
-	ysel, err := columns("y", m.ef.y)
+	ysel, err := cliflag.Columns("y", m.ef.Y)
 	if err != nil {
 		return usagef("rank needs --y: the target's columns")
 	}
 	var xsel []string
-	if strings.TrimSpace(m.ef.x) != "" {
-		if xsel, err = columns("x", m.ef.x); err != nil {
+	if strings.TrimSpace(m.ef.X) != "" {
+		if xsel, err = cliflag.Columns("x", m.ef.X); err != nil {
 			return err
 		}
 	}

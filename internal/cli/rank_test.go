@@ -108,7 +108,7 @@ func TestRankOneCandidateIsScore(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("score: exit %d: %s", code, errs)
 	}
-	s := decode(t, out)
+	s := decodeJSON(t, out)
 	c := r.Candidates[0]
 	for _, f := range []struct {
 		name string
