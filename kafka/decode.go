@@ -1,0 +1,297 @@
+package kafka
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	dimeio "github.com/dime-project/dime/io"
+)
+
+// decoder turns the value of a message into rows.
+type decoder interface {
+	// init sets the columns from the first message; it does not consume it.
+	init(rec *kgo.Record) error
+	// dimX is -1 before init.
+	dimX() int
+	dimY() int
+	columns() (x, y []string)
+	// decode replaces dst's rows with the message's; bad counts rows
+	// dropped (SkipInvalid) from a message that decoded.
+	decode(dst *dimeio.Block, rec *kgo.Record) (bad int64, err error)
+}
+
+// jsonDecoder reads one JSON object per message, one row.
+type jsonDecoder struct {
+	cfg    *Config
+	ready  bool
+	x, y   []string
+	obj    map[string]json.RawMessage
+	timeNS float64 // nanoseconds per unit of the time column
+}
+
+func (d *jsonDecoder) dimX() int {
+	if !d.ready {
+		return -1
+	}
+	return len(d.x)
+}
+func (d *jsonDecoder) dimY() int                { return len(d.y) }
+func (d *jsonDecoder) columns() (x, y []string) { return d.x, d.y }
+
+// keys returns the keys of a JSON object in their order.
+func keys(b []byte) ([]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	t, err := dec.Token()
+	if err != nil {
+		return nil, notObject(err)
+	}
+	if t != json.Delim('{') {
+		return nil, notObject(nil)
+	}
+	var out []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, notObject(err)
+		}
+		k, _ := t.(string)
+		out = append(out, k)
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, notObject(err)
+		}
+	}
+	return out, nil
+}
+
+func notObject(err error) error {
+	if err == nil {
+		return fmt.Errorf("%w: the value is not a JSON object", dimeio.ErrFormat)
+	}
+	return fmt.Errorf("%w: the value is not a JSON object: %v", dimeio.ErrFormat, err)
+}
+
+func (d *jsonDecoder) init(rec *kgo.Record) error {
+	names, err := keys(rec.Value)
+	if err != nil {
+		return err
+	}
+	src := d.cfg.Source.Name()
+	// A plain name need not be in the first message: later ones are
+	// checked one by one.
+	expand := func(sel []string) ([]string, error) {
+		var out []string
+		for _, s := range sel {
+			if slices.Contains(names, s) || !isPattern(s) {
+				out = append(out, s)
+				continue
+			}
+			got, err := dimeio.ExpandColumns(src, names, []string{s})
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, got...)
+		}
+		return out, nil
+	}
+	if d.x, err = expand(d.cfg.X); err != nil {
+		return err
+	}
+	if d.y, err = expand(d.cfg.Y); err != nil {
+		return err
+	}
+	d.timeNS = unitNS(d.cfg.TimeUnit)
+	d.ready = true
+	return nil
+}
+
+// isPattern reports whether a selector is a glob or a slice.
+func isPattern(s string) bool {
+	return bytes.ContainsAny([]byte(s), "*?[")
+}
+
+func unitNS(u arrow.TimeUnit) float64 {
+	switch u {
+	case arrow.Millisecond:
+		return 1e6
+	case arrow.Microsecond:
+		return 1e3
+	case arrow.Nanosecond:
+		return 1
+	}
+	return 1e9
+}
+
+func (d *jsonDecoder) decode(dst *dimeio.Block, rec *kgo.Record) (int64, error) {
+	clear(d.obj)
+	if d.obj == nil {
+		d.obj = map[string]json.RawMessage{}
+	}
+	if err := json.Unmarshal(rec.Value, &d.obj); err != nil {
+		return 0, notObject(err)
+	}
+	dst.Rows = 1
+	dst.X, dst.Y = dst.X[:0], dst.Y[:0]
+	var err error
+	if dst.X, err = d.values(dst.X, d.x); err != nil {
+		return 0, err
+	}
+	if dst.Y, err = d.values(dst.Y, d.y); err != nil {
+		return 0, err
+	}
+	dst.Times = nil
+	if c := d.cfg.TimeColumn; c != "" {
+		v, err := d.number(c)
+		if err != nil {
+			return 0, err
+		}
+		ns := v * d.timeNS
+		if !(math.Abs(ns) < math.MaxInt64) {
+			return 0, fmt.Errorf("%w: time column %q: %g does not fit in int64 nanoseconds", dimeio.ErrInvalidValue, c, v)
+		}
+		dst.Times = append(dst.Times[:0], int64(ns))
+	}
+	return 0, nil
+}
+
+// values appends the numbers of the columns to dst.
+func (d *jsonDecoder) values(dst []float64, cols []string) ([]float64, error) {
+	for _, c := range cols {
+		v, err := d.number(c)
+		if err != nil {
+			return dst, err
+		}
+		if m := d.cfg.MaxAbs; m > 0 && math.Abs(v) > m {
+			return dst, fmt.Errorf("%w: column %q: %g is beyond ±%g", dimeio.ErrInvalidValue, c, v, m)
+		}
+		dst = append(dst, v)
+	}
+	return dst, nil
+}
+
+// number reads a number field of the current object.
+func (d *jsonDecoder) number(c string) (float64, error) {
+	raw, ok := d.obj[c]
+	if !ok {
+		return 0, fmt.Errorf("%w: column %q is missing", dimeio.ErrInvalidValue, c)
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || !(raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
+		kind := "not a number"
+		switch {
+		case bytes.Equal(raw, []byte("null")):
+			kind = "null"
+		case len(raw) > 0 && raw[0] == '"':
+			kind = "a string, not a number"
+		}
+		return 0, fmt.Errorf("%w: column %q is %s", dimeio.ErrInvalidValue, c, kind)
+	}
+	v, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%w: column %q: %s overflows float64", dimeio.ErrInvalidValue, c, raw)
+	}
+	return v, nil
+}
+
+// arrowDecoder reads one Arrow IPC stream per message.
+type arrowDecoder struct {
+	cfg    *Config
+	ready  bool
+	dx, dy int
+	x, y   []string
+	schema *arrow.Schema
+	ext    *dimeio.Extractor
+	part   dimeio.Block
+}
+
+func (d *arrowDecoder) dimX() int {
+	if !d.ready {
+		return -1
+	}
+	return d.dx
+}
+func (d *arrowDecoder) dimY() int                { return d.dy }
+func (d *arrowDecoder) columns() (x, y []string) { return d.x, d.y }
+
+func (d *arrowDecoder) options() dimeio.Options {
+	return dimeio.Options{X: d.cfg.X, Y: d.cfg.Y, TimeColumn: d.cfg.TimeColumn, TimeUnit: d.cfg.TimeUnit,
+		SkipInvalid: d.cfg.SkipInvalid, MaxAbs: d.cfg.MaxAbs}
+}
+
+// extractor returns the extractor of a schema, checking that it selects the
+// columns of the first message.
+func (d *arrowDecoder) extractor(s *arrow.Schema) (*dimeio.Extractor, error) {
+	if d.ext != nil && d.schema.Equal(s) {
+		return d.ext, nil
+	}
+	ext, err := dimeio.NewExtractor("message", s, d.options())
+	if err != nil {
+		return nil, err
+	}
+	x, y := ext.Columns()
+	if d.ready && (!slices.Equal(x, d.x) || !slices.Equal(y, d.y) || ext.DimX() != d.dx || ext.DimY() != d.dy) {
+		return nil, fmt.Errorf("%w: its schema selects columns %v / %v, the first message's %v / %v", dimeio.ErrFormat, x, y, d.x, d.y)
+	}
+	d.ext, d.schema = ext, s
+	return ext, nil
+}
+
+func (d *arrowDecoder) init(rec *kgo.Record) error {
+	r, err := ipc.NewReader(bytes.NewReader(rec.Value), ipc.WithAllocator(memory.DefaultAllocator))
+	if err != nil {
+		return fmt.Errorf("%w: not an Arrow IPC stream: %v", dimeio.ErrFormat, err)
+	}
+	defer r.Release()
+	ext, err := d.extractor(r.Schema())
+	if err != nil {
+		return err
+	}
+	d.x, d.y = ext.Columns()
+	d.dx, d.dy = ext.DimX(), ext.DimY()
+	d.ready = true
+	return nil
+}
+
+func (d *arrowDecoder) decode(dst *dimeio.Block, rec *kgo.Record) (bad int64, err error) {
+	dst.Rows, dst.X, dst.Y = 0, dst.X[:0], dst.Y[:0]
+	dst.Times = nil
+	r, err := ipc.NewReader(bytes.NewReader(rec.Value), ipc.WithAllocator(memory.DefaultAllocator))
+	if err != nil {
+		return 0, fmt.Errorf("%w: not an Arrow IPC stream: %v", dimeio.ErrFormat, err)
+	}
+	defer r.Release()
+	ext, err := d.extractor(r.Schema())
+	if err != nil {
+		return 0, err
+	}
+	skipped, row := ext.Skipped(), ext.RowsRead()
+	for r.Next() {
+		if err := ext.Extract(&d.part, r.Record()); err != nil {
+			var ve *dimeio.ValueError
+			if errors.As(err, &ve) {
+				return 0, fmt.Errorf("%w: column %q, row %d of the message: %s", dimeio.ErrInvalidValue, ve.Column, ve.Row-row, ve.Problem)
+			}
+			return 0, err
+		}
+		dst.X = append(dst.X, d.part.X...)
+		dst.Y = append(dst.Y, d.part.Y...)
+		if d.part.Times != nil {
+			dst.Times = append(dst.Times, d.part.Times...)
+		}
+		dst.Rows += d.part.Rows
+	}
+	if err := r.Err(); err != nil {
+		return 0, fmt.Errorf("%w: a damaged Arrow IPC stream: %v", dimeio.ErrFormat, err)
+	}
+	return ext.Skipped() - skipped, nil
+}
