@@ -2,12 +2,14 @@ package kafka
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
@@ -86,6 +88,9 @@ func (d *jsonDecoder) init(rec *kgo.Record) error {
 	if err != nil {
 		return err
 	}
+	// JSON objects are unordered: patterns expand in the natural order of
+	// the names (x2 before x10), not in the order of the first message.
+	slices.SortStableFunc(names, naturalCompare)
 	src := d.cfg.Source.Name()
 	// A plain name need not be in the first message: later ones are
 	// checked one by one.
@@ -294,4 +299,40 @@ func (d *arrowDecoder) decode(dst *dimeio.Block, rec *kgo.Record) (bad int64, er
 		return 0, fmt.Errorf("%w: a damaged Arrow IPC stream: %v", dimeio.ErrFormat, err)
 	}
 	return ext.Skipped() - skipped, nil
+}
+
+// naturalCompare orders names as text, but runs of digits by their value:
+// emb_2 before emb_10.
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := cmp.Compare(len(na), len(nb)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(da, db); c != 0 { // 01 after 1
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// digits returns the length of the run of ASCII digits s starts with.
+func digits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }

@@ -20,6 +20,10 @@ import (
 	dimeio "github.com/dime-project/dime/io"
 )
 
+// ErrNoMessage is matched by the error of Open when the input ends (idle,
+// or ctx done) before a message could be read.
+var ErrNoMessage = errors.New("kafka: no message")
+
 // DefaultBatchRows is the default of Config.BatchRows.
 const DefaultBatchRows = 8192
 
@@ -97,6 +101,7 @@ type Reader struct {
 	owned     map[int32]bool
 	committed map[int32]int64
 	emitted   int64
+	since     time.Time // the last message, or the last assignment (Source.Idle)
 }
 
 // Open joins the consumer group and waits for the first message, whose keys
@@ -138,6 +143,9 @@ func Open(ctx context.Context, cfg Config) (*Reader, error) {
 		kgo.OnPartitionsLost(r.lost),
 		kgo.AdjustFetchOffsetsFn(r.adjust),
 	}
+	if s.InstanceID != "" {
+		opts = append(opts, kgo.InstanceID(s.InstanceID))
+	}
 	opts = append(opts, auth...)
 	opts = append(opts, cfg.ClientOpts...)
 	if r.cl, err = kgo.NewClient(opts...); err != nil {
@@ -172,7 +180,7 @@ func Open(ctx context.Context, cfg Config) (*Reader, error) {
 			if r.err != nil || r.done {
 				err := r.err
 				if err == nil {
-					err = fmt.Errorf("%w: %s: no message to read the columns from (%s)", dimeio.ErrFormat, s.Name(), r.endReason())
+					err = fmt.Errorf("%w: %s: no message to read the columns from (%s)", ErrNoMessage, s.Name(), r.endReason())
 				}
 				r.Close()
 				return nil, err
@@ -226,15 +234,44 @@ func (e *MessageError) Error() string {
 
 func (e *MessageError) Unwrap() error { return e.Err }
 
-// poll fills r.pending, or sets r.done (idle, closed) or r.err.
+// unassignedWait is how much longer than Source.Idle the input waits for
+// partitions before it ends: a group that waits for a member gone without
+// leaving (killed) drops it after its session timeout, 45 s by default.
+const unassignedWait = 60 * time.Second
+
+// poll fills r.pending, or sets r.done (idle, closed) or r.err. With
+// Source.Idle, the input ends when no message has come for that long since
+// the last one or since partitions were assigned (unassignedWait more while
+// none is).
 func (r *Reader) poll() {
-	ctx, cancel := r.ctx, context.CancelFunc(func() {})
-	if r.cfg.Source.Idle > 0 {
-		ctx, cancel = context.WithTimeout(r.ctx, r.cfg.Source.Idle)
-	}
-	defer cancel()
+	idle := r.cfg.Source.Idle
 	for len(r.pending) == 0 {
+		ctx, cancel := r.ctx, context.CancelFunc(func() {})
+		if idle > 0 {
+			r.mu.Lock()
+			since, owned := r.since, len(r.owned) > 0
+			r.mu.Unlock()
+			if since.IsZero() {
+				since = time.Now()
+				r.mu.Lock()
+				r.since = since
+				r.mu.Unlock()
+			}
+			wait := idle
+			if !owned {
+				wait += unassignedWait
+			}
+			left := time.Until(since.Add(wait))
+			if left <= 0 {
+				r.done = true // idle: the input ends
+				return
+			}
+			// Wake up at least every idle period to look at the
+			// assignment again.
+			ctx, cancel = context.WithTimeout(r.ctx, min(left, idle))
+		}
 		fs := r.cl.PollRecords(ctx, r.cfg.BatchRows)
+		cancel()
 		if fs.IsClientClosed() || r.ctx.Err() != nil {
 			r.done = true
 			return
@@ -242,8 +279,7 @@ func (r *Reader) poll() {
 		for _, fe := range fs.Errors() {
 			switch {
 			case errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled):
-				r.done = true // idle: the input ends
-				return
+				// Idle a while: look again.
 			case retriable(fe.Err):
 				r.warn(fmt.Sprintf("%s: partition %d: %v (retrying)", r.cfg.Source.Name(), fe.Partition, fe.Err))
 			default:
@@ -256,6 +292,11 @@ func (r *Reader) poll() {
 				r.pending = append(r.pending, rec)
 			}
 		})
+		if len(r.pending) > 0 {
+			r.mu.Lock()
+			r.since = time.Now()
+			r.mu.Unlock()
+		}
 	}
 }
 
@@ -338,9 +379,8 @@ func (r *Reader) Next() bool {
 			break
 		}
 	}
-	if r.err != nil {
-		return false
-	}
+	// Rows read before an error are handed out first: the error ends the
+	// next call.
 	return r.blk.Rows > 0 || r.skipped > skipped
 }
 
@@ -527,6 +567,7 @@ func (r *Reader) assigned(_ context.Context, _ *kgo.Client, m map[string][]int32
 	for _, p := range m[r.cfg.Source.Topic] {
 		r.owned[p] = true
 	}
+	r.since = time.Now()
 	r.mu.Unlock()
 }
 

@@ -62,13 +62,17 @@ const (
 
 // Source is what a kafka:// URL names:
 //
-//	kafka://HOST:PORT[,HOST:PORT...]/TOPIC?group=G&format=json|arrow[&start=earliest|latest][&client_id=ID][&idle=DURATION]
+//	kafka://HOST:PORT[,HOST:PORT...]/TOPIC?group=G&format=json|arrow[&start=earliest|latest][&client_id=ID][&instance_id=ID][&idle=DURATION]
 //
 // group is required; format defaults to json, start to earliest (where a
 // group with no committed offset for a partition begins), client_id to
-// "dime"; idle, if given, ends the input when no message has arrived for that
-// long (by default a stream never ends). Credentials never go in the URL:
-// SASL and TLS come from the environment (see Auth).
+// "dime". instance_id makes the member static (KIP-345): a member restarted
+// with the same id takes its partitions back at once, where a new member
+// waits for the group to drop the old one (its session timeout, 45 s), and
+// a static member that stops does not leave the group. idle, if given, ends
+// the input when no message has arrived for that long once the member has
+// partitions (by default a stream never ends). Credentials never go in the
+// URL: SASL and TLS come from the environment (see Auth).
 type Source struct {
 	Brokers  []string
 	Topic    string
@@ -76,7 +80,9 @@ type Source struct {
 	Format   Format
 	Start    Start
 	ClientID string
-	Idle     time.Duration
+	// InstanceID, if not empty, makes the member static.
+	InstanceID string
+	Idle       time.Duration
 }
 
 // String returns the URL of the source, in the canonical order of its
@@ -161,6 +167,11 @@ func ParseURL(raw string) (Source, error) {
 				return bad("client_id is empty")
 			}
 			s.ClientID = v
+		case "instance_id":
+			if v == "" {
+				return bad("instance_id is empty")
+			}
+			s.InstanceID = v
 		case "idle":
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
@@ -168,7 +179,7 @@ func ParseURL(raw string) (Source, error) {
 			}
 			s.Idle = d
 		default:
-			return bad("unknown parameter %q (known: group, format, start, client_id, idle)", key)
+			return bad("unknown parameter %q (known: group, format, start, client_id, instance_id, idle)", key)
 		}
 	}
 	if s.Group == "" {
