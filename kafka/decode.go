@@ -164,7 +164,13 @@ func (d *jsonDecoder) decode(dst *dimeio.Block, rec *kgo.Record) (int64, error) 
 		if !(math.Abs(ns) < math.MaxInt64) {
 			return 0, fmt.Errorf("%w: time column %q: %g does not fit in int64 nanoseconds", dimeio.ErrInvalidValue, c, v)
 		}
-		dst.Times = append(dst.Times[:0], int64(ns))
+		t := int64(ns)
+		// An integer is exact (a float64 holds 53 bits: nanoseconds of
+		// today need 61).
+		if i, err := strconv.ParseInt(string(bytes.TrimSpace(d.obj[c])), 10, 64); err == nil {
+			t = i * int64(d.timeNS)
+		}
+		dst.Times = append(dst.Times[:0], t)
 	}
 	return 0, nil
 }

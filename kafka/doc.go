@@ -3,8 +3,10 @@
 //
 //	kafka://HOST:PORT[,HOST:PORT...]/TOPIC?group=G&format=json|arrow
 //
-// with the optional parameters start=earliest|latest, client_id=ID and
-// idle=DURATION (see Source). SASL and TLS settings come from the
+// with the optional parameters start=earliest|latest, client_id=ID,
+// instance_id=ID (a static member: a restart takes its partitions back at
+// once) and idle=DURATION (end the input when nothing came for that long;
+// see Source). SASL and TLS settings come from the
 // environment (Auth), never from the URL, and never appear in a message.
 //
 // # Messages
@@ -49,6 +51,10 @@
 // message twice.
 //
 // # Order
+//
+// Blocks (Next) hold what one poll returned, so their sizes depend on
+// timing; a caller whose results depend on block boundaries should cut the
+// rows into blocks of its own (dime monitor fixes its shuffle scopes).
 //
 // Within a partition, rows come in offset order. Across partitions they
 // come interleaved as the client's fetches return them, which is not

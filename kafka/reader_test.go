@@ -486,7 +486,7 @@ func TestBrokerGoesAndComesBack(t *testing.T) {
 	produce(t, c.ListenAddrs(), "t", 1, jsonRows(0, n/2))
 	var warnings []string
 	var wmu sync.Mutex
-	cfg := Config{Source: Source{Brokers: []string{addr}, Topic: "t", Group: "g", ClientID: "test", Idle: 8 * time.Second},
+	cfg := Config{Source: Source{Brokers: []string{addr}, Topic: "t", Group: "g", ClientID: "test", Idle: 4 * time.Second},
 		X: []string{"id"}, Y: []string{"a"}, BatchRows: 100, ClientOpts: fastGroup,
 		Warn: func(s string) { wmu.Lock(); warnings = append(warnings, s); wmu.Unlock() }}
 	r, err := Open(context.Background(), cfg)
@@ -573,4 +573,37 @@ func TestSASLSecretNeverShown(t *testing.T) {
 
 func plainAuth(user, pass string) sasl.Mechanism {
 	return plain.Auth{User: user, Pass: pass}.AsMechanism()
+}
+
+// TestJSONTimes reads a time column in the given unit.
+func TestJSONTimes(t *testing.T) {
+	cfg := &Config{X: []string{"a"}, Y: []string{"b"}, TimeColumn: "ts", TimeUnit: arrow.Millisecond}
+	d := &jsonDecoder{cfg: cfg}
+	rec := &kgo.Record{Value: []byte(`{"ts": 1764115200123, "a": 1, "b": 2}`)}
+	if err := d.init(rec); err != nil {
+		t.Fatal(err)
+	}
+	var b dimeio.Block
+	if _, err := d.decode(&b, rec); err != nil {
+		t.Fatal(err)
+	}
+	if b.Rows != 1 || len(b.Times) != 1 || b.Times[0] != 1764115200123*int64(time.Millisecond) {
+		t.Fatalf("got %+v", b)
+	}
+	rec.Value = []byte(`{"ts": "2026-11-26", "a": 1, "b": 2}`)
+	if _, err := d.decode(&b, rec); !errors.Is(err, dimeio.ErrInvalidValue) {
+		t.Fatalf("a string time: got %v", err)
+	}
+}
+
+// TestNaturalOrder: JSON keys expand in natural order, whatever the order
+// of the first message.
+func TestNaturalOrder(t *testing.T) {
+	d := &jsonDecoder{cfg: &Config{X: []string{"emb_*"}, Y: []string{"y"}}}
+	if err := d.init(&kgo.Record{Value: []byte(`{"emb_10":0,"y":1,"emb_2":0,"emb_1":0,"emb_01":0}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if x, _ := d.columns(); fmt.Sprint(x) != "[emb_1 emb_01 emb_2 emb_10]" {
+		t.Fatalf("got %v", x)
+	}
 }

@@ -49,7 +49,7 @@ type block struct {
 }
 
 func runMonitor(e *env, args []string) error {
-	fs := newFlagSet(e, "monitor", "INPUT...|- --x COLS --y COLS (--window-rows N | --time-col COL --window DUR | --half-life N) [flags]")
+	fs := newFlagSet(e, "monitor", "INPUT...|-|'kafka://HOST:PORT/TOPIC?group=G&format=json|arrow' --x COLS --y COLS (--window-rows N | --time-col COL --window DUR | --half-life N) [flags]")
 	var ef estimatorFlags
 	ef.register(fs)
 	ef.registerRFF(fs)
