@@ -163,7 +163,7 @@ func Open(ctx context.Context, cfg Config) (*Reader, error) {
 	case isAuth(err):
 		r.Close()
 		return nil, fmt.Errorf("%w: %s: %s", ErrAuth, s.Name(), redact.String(err.Error()))
-	case cfg.Getenv != nil && cfg.Getenv(EnvSASLMechanism)+cfg.Getenv(EnvSASLUsername) != "" || cfg.Getenv == nil && os.Getenv(EnvSASLUsername) != "":
+	case usesSASL(cfg.Getenv):
 		r.warn(fmt.Sprintf("%s: %v (retrying; with SASL, a broker that closes the connection may have refused the user or password)", s.Name(), err))
 	default:
 		r.warn(fmt.Sprintf("%s: %v (retrying)", s.Name(), err))
@@ -298,6 +298,14 @@ func (r *Reader) poll() {
 			r.mu.Unlock()
 		}
 	}
+}
+
+// usesSASL reports whether the environment sets SASL.
+func usesSASL(getenv func(string) string) bool {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return getenv(EnvSASLMechanism) != "" || getenv(EnvSASLUsername) != ""
 }
 
 // pingTimeout bounds the first request to the brokers.
