@@ -202,6 +202,9 @@ var kafkaEst = []string{"--features", "64", "--shuffle-buffer", "5000"}
 // file, --limit stops after them and commits, and the group then has
 // nothing left to read.
 func TestKafkaMonitorSameAsFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("200,000 rows through the binary: not with -short (the race run)")
+	}
 	dir := t.TempDir()
 	rows := newKafkaRows(kafkaN)
 	file := filepath.Join(dir, "rows.csv")
@@ -277,6 +280,9 @@ func startKafkaMonitor(t *testing.T, env []string, args ...string) (*exec.Cmd, <
 // maybe not committed when the kill came), loses none, and its windows are
 // the file's (both runs take their settings from one state with --like).
 func TestKafkaMonitorKilledResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("200,000 rows through the binary: not with -short (the race run)")
+	}
 	dir := t.TempDir()
 	rows := newKafkaRows(kafkaN)
 	file := filepath.Join(dir, "rows.csv")
