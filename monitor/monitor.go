@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"time"
 
@@ -118,6 +119,9 @@ type Monitor struct {
 	bucket     int64 // current time bucket (byTime)
 	haveBucket bool
 	period     int64 // rows between reports (byRows, byDecay)
+	// stale: est still holds the last closed window (for WriteState); it
+	// is reset when the next rows or skips arrive.
+	stale bool
 }
 
 // New returns a monitor of views with dimX and dimY columns.
@@ -186,10 +190,38 @@ func New(dimX, dimY int, cfg Config, emit func(Window) error) (*Monitor, error) 
 // target is the estimator rows are added to: the window's, or with a
 // baseline the current block's.
 func (m *Monitor) target() *stream.Estimator {
+	m.fresh()
 	if m.base != nil {
 		return m.base.target()
 	}
 	return m.est
+}
+
+// fresh resets the estimator of the last closed window before it takes
+// the next window's rows.
+func (m *Monitor) fresh() {
+	if m.stale {
+		m.est.Reset()
+		m.stale = false
+	}
+}
+
+// WriteState writes the state of the last closed window's estimator (with
+// HalfLife, of the decayed estimator as of the last report), in the format
+// of stream.Estimator.WriteState: after Close, the last window. It carries
+// the window's settings, scales and bandwidths, so that a later run given it
+// (dime monitor --like) estimates on the same feature maps. Not with a
+// baseline, whose settings the windows take already.
+func (m *Monitor) WriteState(w io.Writer) error {
+	switch {
+	case m.base != nil:
+		return fmt.Errorf("%w: no window state with a baseline (the baseline holds the settings)", ErrConfig)
+	case m.index == 0:
+		return fmt.Errorf("%w: no window has closed", stream.ErrInvalidInput)
+	case m.kind != byDecay && !m.stale:
+		return fmt.Errorf("%w: the last window's rows are gone (rows came after it)", stream.ErrInvalidInput)
+	}
+	return m.est.WriteState(w)
 }
 
 // NeedsTimes reports whether Add needs the time of each row.
@@ -280,6 +312,7 @@ func (m *Monitor) addTimed(x, y []float64, times []int64, rows int) error {
 				return &LateError{Row: m.row, Time: time.Unix(0, t).UTC(), WindowStart: m.bucketStart()}
 			}
 			m.skipped++
+			m.fresh()
 			m.est.Skip(1)
 			continue
 		}
@@ -318,6 +351,7 @@ func (m *Monitor) bucketStart() time.Time {
 
 // Skip counts n rows dropped upstream while the current window was read.
 func (m *Monitor) Skip(n int64) {
+	m.fresh()
 	m.skipped += n
 	m.est.Skip(n)
 }
@@ -333,6 +367,7 @@ func (m *Monitor) Close() error {
 
 // close emits the current window and starts the next.
 func (m *Monitor) close(partial bool) error {
+	m.fresh()
 	win := Window{Index: m.index, StartRow: m.start, EndRow: m.row, Rows: m.row - m.start, Skipped: m.skipped, Partial: partial}
 	if m.kind == byTime && m.haveBucket {
 		win.StartTime = m.bucketStart()
@@ -362,7 +397,7 @@ func (m *Monitor) close(partial bool) error {
 	}
 	m.alerts(&win)
 	if m.kind != byDecay {
-		m.est.Reset()
+		m.stale = true // reset when the next window's rows come
 	}
 	m.index++
 	m.start, m.skipped, m.blockStart = m.row, 0, m.row

@@ -58,7 +58,7 @@ type block struct {
 const monitorFeatures = 128
 
 func runMonitor(e *env, args []string) error {
-	fs := newFlagSet(e, "monitor", "INPUT...|- --x COLS --y COLS (--window-rows N | --time-col COL --window DUR | --half-life N) [flags]")
+	fs := newFlagSet(e, "monitor", "INPUT...|-|'kafka://HOST:PORT/TOPIC?group=G&format=json|arrow' --x COLS --y COLS (--window-rows N | --time-col COL --window DUR | --half-life N) [flags]")
 	var ef estimatorFlags
 	ef.register(fs)
 	ef.registerRFF(fs)
@@ -96,6 +96,7 @@ func runMonitor(e *env, args []string) error {
 	changeP := &threshold{}
 	fs.Var(changeP, "alert-change-p", "with --baseline: alert when the p-value of a change from the baseline falls below this value (e.g. 0.01)")
 	failIf := newGate(fs, windowLine{})
+	save := fs.String("save-state", "", "on exit, save the state of the last window (its settings, scales and bandwidths; a restart given it with --like estimates on the same feature maps)")
 	failFast := fs.Bool("fail-fast", false, "with --fail-if: stop at the first window that meets the gate (exit 3 at once) instead of at the end of the input")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -167,6 +168,12 @@ func runMonitor(e *env, args []string) error {
 		return usagef("--serve-after-end needs --listen")
 	case *failFast && !failIf.set():
 		return usagef("--fail-fast needs --fail-if")
+	case *save != "" && *baselinePath != "":
+		return usagef("--save-state with --baseline: the windows take the baseline's settings; restart with the same --baseline")
+	}
+	saveOut, err := newOutput(e, "--save-state", *save, false, inputs...)
+	if err != nil {
+		return err
 	}
 	if *baselinePath == "" {
 		for _, f := range []string{"baseline_dime", "dime_change", "dime_change_stderr", "change_df", "change_p_value"} {
@@ -230,7 +237,7 @@ func runMonitor(e *env, args []string) error {
 	warned := false
 	var gated int       // windows that met the gate
 	var firstMet string // the first of them, and what it met
-	err = monitorInput(e, sigs, inputs, opts, mcfg, func(w monitor.Window) error {
+	err = monitorInput(e, sigs, inputs, opts, mcfg, saveOut, func(w monitor.Window) error {
 		if !warned && w.Result.LooksSerial() {
 			warnSerial(e, w.Result)
 			warned = true
@@ -277,23 +284,33 @@ func runMonitor(e *env, args []string) error {
 // monitorInput reads the input and feeds it to a monitor, until the input
 // ends, fails, or a signal comes; in every case the rows read so far are
 // reported as a last (partial) window.
-func monitorInput(e *env, sigs *signals, inputs []string, opts decode.Options, mcfg monitor.Config, emit func(monitor.Window) error) error {
+func monitorInput(e *env, sigs *signals, inputs []string, opts decode.Options, mcfg monitor.Config, save *output, emit func(monitor.Window) error) (err error) {
 	type opened struct {
-		r   *decode.DatasetReader
+		r   monitorReader
 		err error
 	}
 	openc := make(chan opened, 1)
 	go func() {
+		// Kafka hook (kafkasource.go): a kafka:// URL is read as a member
+		// of a consumer group, and each window's offsets are committed
+		// once it is written.
+		if r, ok, err := openKafka(sigs.Context(), e, inputs, opts); ok {
+			openc <- opened{r, err}
+			return
+		}
 		// The files of a dataset are read in order, one window after
 		// another across them.
 		r, err := decode.OpenDataset(context.Background(), inputs, e.stdin, opts)
 		openc <- opened{r, err}
 	}()
-	var r *decode.DatasetReader
+	var r monitorReader
 	select {
 	case <-sigs.Done():
 		return nil // interrupted before any row: nothing to report
 	case o := <-openc:
+		if errors.Is(o.err, errNoRows) {
+			return nil
+		}
 		if o.err != nil {
 			return inputError(o.err)
 		}
@@ -313,13 +330,19 @@ func monitorInput(e *env, sigs *signals, inputs []string, opts decode.Options, m
 				strings.Join(bc.XColumns, ","), strings.Join(bc.YColumns, ","), strings.Join(mcfg.Stream.XColumns, ","), strings.Join(mcfg.Stream.YColumns, ","))
 		}
 	}
-	mon, err := monitor.New(r.DimX(), r.DimY(), mcfg, emit)
+	kafkaScopes(r, &mcfg, opts)
+	mon, err := monitor.New(r.DimX(), r.DimY(), mcfg, committing(e, r, emit))
 	if err != nil {
 		if errors.Is(err, monitor.ErrConfig) {
 			return usageError{err}
 		}
 		return err
 	}
+	defer func() {
+		if serr := saveMonitorState(e, save, mon); err == nil {
+			err = serr
+		}
+	}()
 
 	// Read on a goroutine, monitor on this one: a signal can then end the
 	// run even while a read blocks on stdin.
@@ -362,7 +385,9 @@ func monitorInput(e *env, sigs *signals, inputs []string, opts decode.Options, m
 				if err != nil {
 					return inputError(err)
 				}
-				warnInput(e, r)
+				if dr, ok := r.(*decode.DatasetReader); ok {
+					warnInput(e, dr)
+				}
 				return nil
 			}
 			mon.Skip(b.skipped)
@@ -373,7 +398,7 @@ func monitorInput(e *env, sigs *signals, inputs []string, opts decode.Options, m
 					if errors.As(err, &late) {
 						// Name the file and the row in it: no row was
 						// skipped (--skip-invalid would drop late rows).
-						if source, row, ok := r.Locate(late.Row); ok {
+						if source, row, ok := locate(r, late.Row); ok {
 							return usagef("%s: time column %q, row %d: time goes backwards: %s is before the window that starts at %s (--skip-invalid drops such rows)",
 								source, opts.Columns.TimeColumn, row, late.Time.Format(time.RFC3339Nano), late.WindowStart.Format(time.RFC3339Nano))
 						}
