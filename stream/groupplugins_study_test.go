@@ -139,7 +139,6 @@ func TestGroupPluginsStudy(t *testing.T) {
 	}
 }
 
-
 // fanoTriples are the 7 lines of the Fano plane on groups 0 … 6, {k, k+1,
 // k+3} mod 7: every pair of groups lies on exactly one line.
 func fanoTriples() []uint64 {
