@@ -34,8 +34,8 @@ func ExampleMonitor() {
 	// Output:
 	// window 0, rows [0, 5000): DiME -0.001, normalized -0.001, alert false
 	// window 1, rows [5000, 10000): DiME 0.001, normalized 0.001, alert false
-	// window 2, rows [10000, 15000): DiME 0.304, normalized 0.304, alert true
-	// window 3, rows [15000, 20000): DiME 0.299, normalized 0.300, alert true
+	// window 2, rows [10000, 15000): DiME 0.303, normalized 0.304, alert true
+	// window 3, rows [15000, 20000): DiME 0.299, normalized 0.301, alert true
 }
 
 // Compare windows with a reference: the dependence of the first 4000 rows
@@ -68,8 +68,8 @@ func ExampleConfig_baseline() {
 		}
 	}
 	// Output:
-	// window 0: DiME 0.022, baseline 0.022, change -0.000 ± 0.001, p 0.9, alert false
-	// window 1: DiME 0.024, baseline 0.022, change +0.002 ± 0.001, p 0.13, alert false
-	// window 2: DiME -0.002, baseline 0.022, change -0.024 ± 0.002, p 0.00028, alert true
-	// window 3: DiME -0.000, baseline 0.022, change -0.022 ± 0.002, p 0.00018, alert true
+	// window 0: DiME 0.022, baseline 0.022, change +0.000 ± 0.002, p 0.94, alert false
+	// window 1: DiME 0.024, baseline 0.022, change +0.001 ± 0.001, p 0.51, alert false
+	// window 2: DiME -0.002, baseline 0.022, change -0.024 ± 0.002, p 0.00035, alert true
+	// window 3: DiME 0.001, baseline 0.022, change -0.020 ± 0.002, p 0.00038, alert true
 }

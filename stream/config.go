@@ -179,9 +179,14 @@ func DefaultConfig() Config {
 // DefaultGroups is the default number K of groups of rows of the
 // jackknife: the standard error has K − 1 degrees of freedom, and every
 // group costs three (seven with the normalized score) accumulators of
-// memory and 2 (6) eigenproblems per Result, and the generalized jackknife
-// 2 per pair of groups (12 at K = 4).
-const DefaultGroups = 4
+// memory and 2 (6) eigenproblems per Result, the generalized jackknife 2
+// per pair of groups (42 at K = 7) and the third-order one 2 per line of
+// the Fano plane (14): 72 eigenproblems for DiME at K = 7, against 30 at
+// K = 4. Seven groups keep every level of the third-order jackknife at 4/7
+// of the rows or more, where four left a quarter of them: at D = 256 and
+// 2000 rows that quarter held fewer rows than the 512 features, and the
+// extrapolation failed (package documentation).
+const DefaultGroups = 7
 
 // DefaultJackknife is the bias correction of DefaultConfig and of the dime
 // commands: ThirdOrderJackknife. (The zero value of Config.Jackknife is
@@ -210,8 +215,9 @@ const (
 	SecondOrderJackknife
 	// ThirdOrderJackknife adds a fourth level, every row but three groups,
 	// and extrapolates through θ + a·(log n)/n + b/n + c/n²: C(K,3) more
-	// plug-ins (4 at K = 4), for at most 6 groups (beyond, or with fewer
-	// than 4 non-empty groups, it is GeneralizedJackknife).
+	// plug-ins (4 at K = 4) for 4 to 6 groups, the 7 lines of the Fano
+	// plane at 7 (beyond, or with fewer than 4 non-empty groups, it is
+	// GeneralizedJackknife).
 	ThirdOrderJackknife
 )
 

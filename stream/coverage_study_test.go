@@ -14,7 +14,8 @@ import (
 // DiMEHigh) of 5000 dependent rows covers the estimator's own target: the
 // default DiME at the same frequencies (seed 1) on DIME_COVERAGE_TRUTH rows
 // (default 400 000) of the same kind, whose standard error is reported
-// beside it. Data seeds from DIME_COVERAGE_SEED (default 4600000000).
+// beside it. Data seeds from DIME_COVERAGE_SEED (default 4600000000);
+// DIME_COVERAGE_GROUPS the groups K, DIME_COVERAGE_ONLY one kind.
 func TestCoverageStudy(t *testing.T) {
 	v := os.Getenv("DIME_COVERAGE_STUDY")
 	if v == "" {
@@ -32,6 +33,9 @@ func TestCoverageStudy(t *testing.T) {
 	run := func(spec synth.Spec, n int) Result {
 		cfg := DefaultConfig()
 		cfg.SkipNormalized = true
+		if g := os.Getenv("DIME_COVERAGE_GROUPS"); g != "" {
+			cfg.Groups, _ = strconv.Atoi(g)
+		}
 		src, err := synth.NewStream(spec)
 		if err != nil {
 			t.Fatal(err)
@@ -60,6 +64,9 @@ func TestCoverageStudy(t *testing.T) {
 		{Kind: synth.Sine, Dim: 2, Noise: 0.5},
 		{Kind: synth.Gaussian, Dim: 10, MI: 2},
 	} {
+		if only := os.Getenv("DIME_COVERAGE_ONLY"); only != "" && only != spec.Kind.String() {
+			continue
+		}
 		spec.Seed = seed + uint64(ki)*100000 + 99999
 		truth := run(spec, truthRows)
 		var cover, cover2 int

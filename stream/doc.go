@@ -14,7 +14,7 @@
 //     product of marginals over all N² pairs of rows, computed from the X
 //     and Y part accumulators (covariance.ProductOfMarginals), with its
 //     O(1/N), O((log N)/N) and O(1/N²) bias removed by a third-order
-//     jackknife over K groups of rows (Groups, default 4; Jackknife chooses
+//     jackknife over K groups of rows (Groups, default 7; Jackknife chooses
 //     lower orders). Per row: three rank-k updates (X
 //     part, Y part, joint), split over the groups, and O(D) first moments.
 //   - Permutations (P ≥ 1): the paper's, mean_k S(C_πk) − S(C_XY) over P
@@ -175,10 +175,43 @@
 // generalized jackknife left −0.0023, −0.0013, −0.0017, −0.0013 and
 // −0.00017: 2–3% of the plug-in's bias remains, not yet 0 in every family.
 //
+// Why seven groups (the default). The plug-in's bias is not a short
+// series in 1/N at these sizes: it is a function of the ratio of the
+// feature dimension to the rows, 2D/n, which grows quickly as n nears the
+// number of features the noise spreads over (the sample covariance of n
+// rows in 2D = 512 dimensions is singular once n ≤ 512, and its small
+// eigenvalues follow a Marchenko–Pastur law of ratio 2D/n before that).
+// Over 4 groups the third-order jackknife's last level is the plug-in on
+// N/4 rows, at four times the ratio of N: 2D/n = 0.41 at 5000 rows, where a
+// cubic in 1/n misses the next terms by a few per cent of the bias (the
+// residual measured above), and 512 rows for 512 features at 2000 rows,
+// where the plug-ins saturate and the extrapolation fails outright
+// (real-unit nulls, 2 columns per view: −0.0053 ± 0.0007 over 40, with a
+// standard error three times the spread). The error of an extrapolation
+// from levels N, N(K−1)/K, N(K−2)/K, N(K−3)/K to 1/N = 0 scales with the
+// product of their distances, K³/((K−1)(K−2)(K−3)): 10.7 at K = 4, 2.9 at
+// K = 7. At K = 7 the last level holds 4/7 of the rows (1143 of 2000), and
+// the triples left out are the 7 lines of the Fano plane (leaveTriples), a
+// balanced design, so that the third-order jackknife costs 36 plug-ins (72
+// eigenproblems, against 30 at K = 4), where all 35 triples would cost 63.
+// The equal-group weights are large (145.5, −302.7, 197.7, −39.5 for every
+// row and the means without one, two and three groups), but the levels are
+// so correlated that the estimate's spread rose by 0–30% over the group
+// jackknife's at 5000 rows (more where the log term matters: discrete,
+// Gaussian d = 1). Tuning nulls (seeds 22000000 on, 24 per family, D =
+// 256; TestGroupPluginsStudy): at 5000 rows +0.00027 ± 0.00079
+// (log-normal), −0.00031 ± 0.00059 (Student-t), −0.00040 ± 0.00024
+// (discrete), +0.00013 ± 0.00019 (Gaussian d = 1), +0.00059 ± 0.00064
+// (real units, synth.UnitsNull); at 2000 rows −0.0010 ± 0.0013
+// (log-normal), −0.0004 ± 0.0008 (discrete), −0.0011 ± 0.0013 (real
+// units). Eight groups with every triple (186 eigenproblems) did no better
+// on the same families; eight with an unbalanced set of triples doubled the
+// spread. The held-out study is in CALIBRATION.md (TestNullFamiliesStudy).
+//
 // What is reported. Result.DiME is the jackknifed estimate and DiMEStdErr
 // its standard error, with DiMEDegreesOfFreedom (K − 1) and the 95%
-// interval DiMELow, DiMEHigh from Student's t with them (± 3.18 standard
-// errors at K = 4: "± 2" covers about 86% with 3 degrees of freedom); Result.DiMEAnalytic stays the plug-in S(C⊥) −
+// interval DiMELow, DiMEHigh from Student's t with them (± 2.45 standard
+// errors at K = 7, ± 3.18 at K = 4); Result.DiMEAnalytic stays the plug-in S(C⊥) −
 // S(C_XY): a deterministic function of the summed accumulators, exactly
 // mergeable, and comparable with earlier versions (it is the JSON field
 // dime_analytic). Groups = 1 turns the jackknife off: DiME is then the

@@ -399,7 +399,8 @@ func TestReadStateForgedFilesBounded(t *testing.T) {
 	}
 	const d = 2
 	x, y := rows(t, synth.Spec{Kind: synth.Gaussian, Dim: d, MI: 1, Seed: 6}, 200)
-	cfg := DefaultConfig() // D = 256, K = 4 groups of 7 accumulators: a 29 MB state
+	cfg := DefaultConfig()
+	cfg.Groups = 4 // D = 256, K = 4 groups of 7 accumulators: a 29 MB state (the messages below count them)
 	cfg.XColumns, cfg.YColumns = []string{"a", "b"}, []string{"c", "d"}
 	cfg.Standardize = false // version 3: TestReadStateScaledBounded forges version 4
 	e, _ := New(d, d, cfg)

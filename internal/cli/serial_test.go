@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dime-project/dime/stream"
 )
 
 // writeAR1 writes n rows of independent AR(1) series x0, x1, y0, y1 of
@@ -55,7 +57,7 @@ func TestSerialRowsCommands(t *testing.T) {
 		t.Errorf("score (iid): %v", r)
 	}
 	ci, _ := r["dime_ci95"].([]any)
-	if len(ci) != 2 || num(t, r, "dime_df") != 3 {
+	if len(ci) != 2 || num(t, r, "dime_df") != stream.DefaultGroups-1 {
 		t.Errorf("score: dime_ci95 %v, dime_df %v", r["dime_ci95"], r["dime_df"])
 	}
 
