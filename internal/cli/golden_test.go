@@ -38,8 +38,8 @@ type goldenCase struct {
 // TestGoldenJSON pins the JSON of score, exact, compare, sweep, monitor and
 // merge on the README's examples (smaller files, same commands): a
 // restructuring of the code must leave every field identical, to the bit.
-// The OpenBLAS build (-tags openblas) gives the same bits on these inputs
-// (checked when the files were recorded), so it is held to them too.
+// The commands run the binary that TestMain builds without build tags (the
+// pure-Go linear algebra), also under go test -tags openblas.
 func TestGoldenJSON(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs about 15 commands")
