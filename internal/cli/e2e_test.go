@@ -3,8 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/dime-project/dime/dataset"
-	"github.com/dime-project/dime/tablewriter"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -12,6 +11,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/tablewriter"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -337,7 +339,12 @@ func TestScoreSeparatesDependence(t *testing.T) {
 func TestShardsMergeLikeOneRun(t *testing.T) {
 	dir := t.TempDir()
 	spec := synth.Spec{Kind: synth.Circle, Dim: 2, Noise: 0.1, Seed: 4}
-	x, y := writeDataBatches(t, filepath.Join(dir, "all.arrow"), spec, 6000, 2000)
+	// The jackknife deals chunks of 256 rows to the groups in turn, counted
+	// across the run: shards merge like one run to the bit when each
+	// shard's scopes (its batches) hold a multiple of the groups' chunks,
+	// here one chunk per group in each batch.
+	batch := 256 * stream.DefaultGroups
+	x, y := writeDataBatches(t, filepath.Join(dir, "all.arrow"), spec, 3*batch, batch)
 	shard := func(name string, lo, hi int) string {
 		p := filepath.Join(dir, name)
 		w, _ := tablewriter.Create(p, dataset.Auto, []string{"x0", "x1", "y0", "y1"}, tablewriter.Options{})
@@ -347,8 +354,8 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 		w.Close()
 		return p
 	}
-	a, b := shard("a.csv", 0, 4000), shard("b.parquet", 4000, 6000)
-	flags := []string{"--x", "x0,x1", "--y", "y0,y1", "--features", "24", "--batch-size", "2000", "--json"}
+	a, b := shard("a.csv", 0, 2*batch), shard("b.parquet", 2*batch, 3*batch)
+	flags := []string{"--x", "x0,x1", "--y", "y0,y1", "--features", "24", "--batch-size", fmt.Sprint(batch), "--json"}
 	if code, _, errs := runBinary(t, nil, append([]string{"score", a, "--save-state", a + ".state"}, flags...)...); code != 0 {
 		t.Fatalf("score %s: %s", a, errs)
 	}
@@ -358,7 +365,7 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 	if code, _, errs := runBinary(t, nil, "merge", a+".state", b+".state"); code != 2 || !strings.Contains(errs, "scales differ") {
 		t.Errorf("shards of their own scales: exit %d, %q", code, errs)
 	}
-	likeFlags := []string{"--x", "x0,x1", "--y", "y0,y1", "--batch-size", "2000", "--json", "--like", a + ".state"}
+	likeFlags := []string{"--x", "x0,x1", "--y", "y0,y1", "--batch-size", fmt.Sprint(batch), "--json", "--like", a + ".state"}
 	if code, _, errs := runBinary(t, nil, append([]string{"score", b, "--save-state", b + ".state", "--force"}, likeFlags...)...); code != 0 {
 		t.Fatalf("score %s --like: %s", b, errs)
 	}

@@ -289,7 +289,7 @@ func TestHostileLimitsAndMessages(t *testing.T) {
 	if runtime.GOOS == "linux" {
 		cases = append(cases,
 			hostileCase{name: "ulimit -v and --features 4096", args: ulimited(3000000, append(score, "--features", "4096")...), code: 2,
-				want: []string{"--features 4096 with 0 permutations and 4 groups needs about", "ulimit -v", "lower --features"}},
+				want: []string{fmt.Sprintf("--features 4096 with 0 permutations and %d groups needs about", stream.DefaultGroups), "ulimit -v", "lower --features"}},
 			hostileCase{name: "ulimit -v and --sample 8192", args: ulimited(3000000, "exact", "data.csv", "--x", "x0", "--y", "y0", "--sample", "8192"), code: 2,
 				want: []string{"--sample 8192 needs about", "ulimit -v"}},
 			hostileCase{name: "ulimit -v and a shuffle buffer of 2^29 rows", args: ulimited(3000000, append(score, "--features", "8", "--shuffle-buffer", "536870912")...), code: 2,
