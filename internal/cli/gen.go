@@ -4,15 +4,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/dime-project/dime/dataset"
-	"github.com/dime-project/dime/synth"
-	"github.com/dime-project/dime/tablewriter"
 	"io"
 	iofs "io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/tablewriter"
 )
 
 func runGen(e *env, args []string) error {
@@ -131,12 +132,34 @@ func runGen(e *env, args []string) error {
 
 // genPeople writes rows of synth.People, a table in real units.
 func genPeople(e *env, out, format string, rows int64, seed uint64, force bool, progressMode string) error {
+	if err := checkGenOut(out, rows); err != nil {
+		return err
+	}
+	src := synth.NewPeople(seed)
+	if err := genTable(e, out, format, rows, force, progressMode, synth.PeopleColumns, func(t []float64) { src.Fill(t) }); err != nil {
+		return err
+	}
+	if out != "-" {
+		fmt.Fprintf(e.stderr, "wrote %d rows of people (%s) to %s\n", rows, strings.Join(synth.PeopleColumns, ", "), out)
+	}
+	return nil
+}
+
+// checkGenOut checks --out and --rows of a generated table.
+func checkGenOut(out string, rows int64) error {
 	switch {
 	case out == "":
 		return usagef("--out is required: a file, or - for stdout")
 	case rows < 1:
 		return usagef("--rows %d: want at least 1", rows)
 	}
+	return nil
+}
+
+// genTable writes rows of a table of the given columns to out (in format,
+// or the one its extension names; - is an Arrow IPC stream on stdout),
+// fill writing each block of rows, row-major.
+func genTable(e *env, out, format string, rows int64, force bool, progressMode string, cols []string, fill func(table []float64)) error {
 	f := dataset.Auto
 	var err error
 	switch {
@@ -156,17 +179,16 @@ func genPeople(e *env, out, format string, rows int64, seed uint64, force bool, 
 		return err
 	}
 	p := newProgress(e, progressMode, "gen", rows)
-	src := synth.NewPeople(seed)
-	w := len(synth.PeopleColumns)
+	w := len(cols)
 	err = dst.write(func(sink io.Writer) error {
-		tw, err := tablewriter.New(sink, f, synth.PeopleColumns, tablewriter.Options{})
+		tw, err := tablewriter.New(sink, f, cols, tablewriter.Options{})
 		if err != nil {
 			return usageError{err}
 		}
 		table := make([]float64, 4096*w)
 		for done := int64(0); done < rows && err == nil; {
 			b := int(min(4096, rows-done))
-			src.Fill(table[:b*w])
+			fill(table[:b*w])
 			err = tw.Write(table[:b*w], b)
 			done += int64(b)
 			p.update(done)
@@ -183,9 +205,6 @@ func genPeople(e *env, out, format string, rows int64, seed uint64, force bool, 
 		return err
 	}
 	p.done()
-	if out != "-" {
-		fmt.Fprintf(e.stderr, "wrote %d rows of people (%s) to %s\n", rows, strings.Join(synth.PeopleColumns, ", "), out)
-	}
 	return nil
 }
 
