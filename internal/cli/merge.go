@@ -29,19 +29,9 @@ func runMerge(e *env, args []string) error {
 		return mergeRankStates(e, pos, out, *asJSON)
 	}
 	start := time.Now()
-	var total *stream.Estimator
-	for _, path := range pos {
-		est, err := readStateFile(path)
-		if err != nil {
-			return err
-		}
-		if total == nil {
-			total = est
-			continue
-		}
-		if err := total.Merge(est); err != nil {
-			return usagef("%s: %v", path, err)
-		}
+	total, err := mergeFiles(pos, readStateFile)
+	if err != nil {
+		return err
 	}
 	// Every state is read and merged, and the result computed, before
 	// anything is written.
@@ -77,4 +67,25 @@ func readStateFile(path string) (*stream.Estimator, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return est, nil
+}
+
+// mergeFiles reads the states at paths with read and merges them in order
+// into the first; a state that does not merge is a usage error naming its
+// file.
+func mergeFiles[T interface{ Merge(T) error }](paths []string, read func(string) (T, error)) (T, error) {
+	var total T
+	for i, path := range paths {
+		st, err := read(path)
+		if err != nil {
+			return total, err
+		}
+		if i == 0 {
+			total = st
+			continue
+		}
+		if err := total.Merge(st); err != nil {
+			return total, usagef("%s: %v", path, err)
+		}
+	}
+	return total, nil
 }

@@ -621,19 +621,9 @@ func (o rankOutput) writeCSV(w io.Writer) error {
 // the result as the command that wrote them does.
 func mergeRankStates(e *env, paths []string, out *output, asJSON bool) error {
 	start := time.Now()
-	var total *rank.Accumulator
-	for _, path := range paths {
-		st, err := readRankState(path)
-		if err != nil {
-			return err
-		}
-		if total == nil {
-			total = st
-			continue
-		}
-		if err := total.Merge(st); err != nil {
-			return usagef("%s: %v", path, err)
-		}
+	total, err := mergeFiles(paths, readRankState)
+	if err != nil {
+		return err
 	}
 	results, err := total.Results()
 	if err != nil {
