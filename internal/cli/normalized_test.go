@@ -5,6 +5,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -107,8 +108,9 @@ func TestMonitorFieldsMatchScore(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.arrow")
 	writeDataBatches(t, path, synth.Spec{Kind: synth.Sine, Dim: 2, Noise: 0.2, Seed: 5}, 3000, 500)
 	common := []string{path, "--x", "x0,x1", "--y", "y0,y1", "--features", "32"}
-	// monitor's rows are serial by default: score is asked for the same.
-	code, out, errs := runBinary(t, nil, append([]string{"score", "--json", "--rows", "serial"}, common...)...)
+	// monitor's rows are serial by default, and its jackknife has
+	// monitorGroups groups: score is asked for the same.
+	code, out, errs := runBinary(t, nil, append([]string{"score", "--json", "--rows", "serial", "--groups", strconv.Itoa(monitorGroups)}, common...)...)
 	if code != 0 {
 		t.Fatalf("score: exit %d: %s", code, errs)
 	}
