@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -51,22 +52,30 @@ func runMerge(e *env, args []string) error {
 // readStateFile reads an estimator state; a file that is not one is a usage
 // error naming the file.
 func readStateFile(path string) (*stream.Estimator, error) {
+	return readStateWith(path, stream.ReadState, stream.ErrState)
+}
+
+// readStateWith opens path and reads a state from it with read; a missing
+// file, a directory or a damaged state (an error matching bad) is a usage
+// error naming the file.
+func readStateWith[T any](path string, read func(io.Reader) (T, error), bad error) (T, error) {
+	var zero T
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, usageError{err}
+		return zero, usageError{err}
 	}
 	defer f.Close()
 	if info, err := f.Stat(); err == nil && info.IsDir() {
-		return nil, usagef("%s: is a directory, not a state file", path)
+		return zero, usagef("%s: is a directory, not a state file", path)
 	}
-	est, err := stream.ReadState(f)
+	st, err := read(f)
 	if err != nil {
-		if errors.Is(err, stream.ErrState) {
-			return nil, usagef("%s: %v", path, err)
+		if errors.Is(err, bad) {
+			return zero, usagef("%s: %v", path, err)
 		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return zero, fmt.Errorf("%s: %w", path, err)
 	}
-	return est, nil
+	return st, nil
 }
 
 // mergeFiles reads the states at paths with read and merges them in order

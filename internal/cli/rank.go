@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -303,22 +302,7 @@ func (m *multiFlags) saveState(out *output, acc *rank.Accumulator) error {
 // readRankState reads a multi-pair state; a file that is not one is a usage
 // error naming the file.
 func readRankState(path string) (*rank.Accumulator, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	defer f.Close()
-	if info, err := f.Stat(); err == nil && info.IsDir() {
-		return nil, usagef("%s: is a directory, not a state file", path)
-	}
-	st, err := rank.ReadState(f)
-	if err != nil {
-		if errors.Is(err, rank.ErrState) {
-			return nil, usagef("%s: %v", path, err)
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return st, nil
+	return readStateWith(path, rank.ReadState, rank.ErrState)
 }
 
 // isRankState reports whether the file at path starts as a multi-pair state.
