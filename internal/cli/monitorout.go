@@ -23,13 +23,18 @@ type windowLine struct {
 	Partial       bool    `json:"partial"`
 	SigmaX        float64 `json:"sigma_x"`
 	SigmaY        float64 `json:"sigma_y"`
-	EntropyX      number  `json:"entropy_x"`
-	EntropyY      number  `json:"entropy_y"`
-	EntropyJoint  number  `json:"entropy_joint"`
-	MI            number  `json:"mutual_information"`
-	DiME          number  `json:"dime"`
-	DiMEStdErr    number  `json:"dime_stderr"`
-	DiMEAnalytic  number  `json:"dime_analytic"`
+	// Features and Groups are the window's D and jackknife groups: monitor's
+	// defaults (128, 4) differ from score's, and a --baseline or --like
+	// state sets them.
+	Features     int    `json:"features"`
+	Groups       int    `json:"groups"`
+	EntropyX     number `json:"entropy_x"`
+	EntropyY     number `json:"entropy_y"`
+	EntropyJoint number `json:"entropy_joint"`
+	MI           number `json:"mutual_information"`
+	DiME         number `json:"dime"`
+	DiMEStdErr   number `json:"dime_stderr"`
+	DiMEAnalytic number `json:"dime_analytic"`
 	// DiMENormalized is score --json's dime_normalized: DiME over the
 	// geometric mean of the self terms, 0 if independent, 1 if Y = X.
 	DiMENormalized number `json:"dime_normalized"`
@@ -55,7 +60,7 @@ type windowLine struct {
 func newWindowLine(w monitor.Window) windowLine {
 	r := w.Result
 	l := windowLine{Window: w.Index, StartRow: w.StartRow, EndRow: w.EndRow, Rows: w.Rows, SkippedRows: w.Skipped,
-		EffectiveRows: number(r.EffectiveRows), Partial: w.Partial, SigmaX: r.SigmaX, SigmaY: r.SigmaY,
+		EffectiveRows: number(r.EffectiveRows), Partial: w.Partial, SigmaX: r.SigmaX, SigmaY: r.SigmaY, Features: r.Features, Groups: r.Groups,
 		EntropyX: number(r.EntropyX), EntropyY: number(r.EntropyY), EntropyJoint: number(r.EntropyJoint),
 		MI: number(r.MutualInformation), DiME: number(r.DiME), DiMEStdErr: number(r.DiMEStdErr),
 		DiMEAnalytic: number(r.DiMEAnalytic), DiMENormalized: number(r.DiMENormalized), PValue: number(r.PValue), Alert: w.Alert, AlertReasons: w.AlertReasons,
