@@ -19,7 +19,6 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/dime-project/dime/cliflag"
 	"github.com/dime-project/dime/rank"
 )
 
@@ -119,20 +118,8 @@ func runMatrix(e *env, args []string) error {
 	if fs.given("x") || fs.given("y") {
 		return usagef("matrix takes --cols (every pair of them), not --x or --y")
 	}
-	var sel []string
-	if strings.TrimSpace(*cols) != "" {
-		if sel, err = cliflag.Columns("cols", *cols); err != nil {
-			return err
-		}
-	}
-	if len(sel) == 0 && len(m.groups) == 0 {
-		return usagef("matrix needs columns: --cols 'pattern,...' (each column one view) or --group name=a,b,c")
-	}
-	cfg, err := m.config(fs)
-	if err != nil {
-		return err
-	}
-	out, err := newOutput(e, "--save-state", *m.save, *m.force, inputs...)
+	sel, cfg, out, err := m.prepare(e, fs, inputs, "cols", *cols,
+		"matrix needs columns: --cols 'pattern,...' (each column one view) or --group name=a,b,c")
 	if err != nil {
 		return err
 	}

@@ -111,6 +111,31 @@ func (m *multiFlags) config(fs *flagSet) (rank.Config, error) {
 	return rank.Config{Stream: cfg}, nil
 }
 
+// prepare parses the selectors of one list flag (optional when --group
+// names views), and returns them with the run's settings and its
+// --save-state output; need is the usage error when neither names a view.
+func (m *multiFlags) prepare(e *env, fs *flagSet, inputs []string, flag, list, need string) ([]string, rank.Config, *output, error) {
+	var sel []string
+	if strings.TrimSpace(list) != "" {
+		var err error
+		if sel, err = cliflag.Columns(flag, list); err != nil {
+			return nil, rank.Config{}, nil, err
+		}
+	}
+	if len(sel) == 0 && len(m.groups) == 0 {
+		return nil, rank.Config{}, nil, usagef("%s", need)
+	}
+	cfg, err := m.config(fs)
+	if err != nil {
+		return nil, rank.Config{}, nil, err
+	}
+	out, err := newOutput(e, "--save-state", *m.save, *m.force, inputs...)
+	if err != nil {
+		return nil, rank.Config{}, nil, err
+	}
+	return sel, cfg, out, nil
+}
+
 // checkInputs refuses stdin: the views are found by opening the dataset
 // before its rows are read.
 func checkInputs(command string, inputs []string) error {
@@ -405,20 +430,8 @@ func runRank(e *env, args []string) error {
 	if err != nil {
 		return usagef("rank needs --y: the target's columns")
 	}
-	var xsel []string
-	if strings.TrimSpace(m.ef.X) != "" {
-		if xsel, err = cliflag.Columns("x", m.ef.X); err != nil {
-			return err
-		}
-	}
-	if len(xsel) == 0 && len(m.groups) == 0 {
-		return usagef("rank needs candidates: --x 'pattern,...' (each column one candidate) or --group name=a,b,c")
-	}
-	cfg, err := m.config(fs)
-	if err != nil {
-		return err
-	}
-	out, err := newOutput(e, "--save-state", *m.save, *m.force, inputs...)
+	xsel, cfg, out, err := m.prepare(e, fs, inputs, "x", m.ef.X,
+		"rank needs candidates: --x 'pattern,...' (each column one candidate) or --group name=a,b,c")
 	if err != nil {
 		return err
 	}
