@@ -154,17 +154,21 @@ func (b *buckets) close() {
 }
 
 // blobError turns an error of object storage into one line naming the
-// object.
+// object, an error of the storage (ioerr.Storage) that wins over the
+// decoder's error it causes. what says what failed; "reading" is a read of
+// an object that was there when it was listed or opened.
 func blobError(source string, err error, what string) error {
-	var ie *ioerr.Error
-	if errors.As(err, &ie) { // already one line naming the source (a stall)
+	if ioerr.IsStorage(err) { // already one line naming the source (a stall)
 		return err
 	}
 	switch gcerrors.Code(err) {
 	case gcerrors.NotFound:
-		return ioerr.New(ErrDataset, source, err, "%s: not found", what)
+		if what == "reading" {
+			return ioerr.Storage(source, err, "reading: the object is gone (deleted since the dataset was listed?)")
+		}
+		return ioerr.Storage(source, err, "%s: not found", what)
 	case gcerrors.PermissionDenied:
-		return ioerr.New(ErrDataset, source, err, "%s: permission denied", what)
+		return ioerr.Storage(source, err, "%s: permission denied", what)
 	}
 	if errors.Is(err, context.Canceled) {
 		return err
@@ -172,7 +176,7 @@ func blobError(source string, err error, what string) error {
 	if strings.HasPrefix(source, "s3://") && strings.Contains(err.Error(), "region") {
 		what += " (set AWS_REGION, or add ?region=… to the URL)"
 	}
-	return ioerr.New(ErrDataset, source, err, "%s", what)
+	return ioerr.Storage(source, err, "%s", what)
 }
 
 // openObject returns the bucket and key of an object input and its size
@@ -303,6 +307,7 @@ type blobFile struct {
 	mu      sync.Mutex
 	streams []*blobStream // open ranged reads, most recently used last
 	extents []Extent      // ranges read whole (setExtents)
+	fail    *readFailure  // notes the first failed read, if not nil
 }
 
 // blobStream is an open ranged read.
@@ -325,8 +330,14 @@ func newBlobFile(ctx context.Context, b *blob.Bucket, key, source string, size i
 	return &blobFile{ctx: ctx, b: b, key: key, source: source, size: size, stall: stall}
 }
 
-// ReadAt implements io.ReaderAt.
+// ReadAt implements io.ReaderAt. An error of the storage is one line naming
+// the object (blobError), noted in f.fail.
 func (f *blobFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.readAt(p, off)
+	return n, f.fail.note(err)
+}
+
+func (f *blobFile) readAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, fmt.Errorf("negative offset %d", off)
 	}
@@ -378,12 +389,14 @@ func (f *blobFile) ReadAt(p []byte, off int64) (int, error) {
 	s.g.stop()
 	s.pos += int64(n)
 	if err != nil {
-		err = s.g.err(f.source, err)
 		f.drop(s)
-		if err == io.ErrUnexpectedEOF || err == io.EOF {
-			err = io.ErrUnexpectedEOF
+		if e := s.g.err(f.source, err); e != err {
+			return n, e
 		}
-		return n, err
+		if err == io.ErrUnexpectedEOF || err == io.EOF {
+			return n, io.ErrUnexpectedEOF
+		}
+		return n, blobError(f.source, err, "reading")
 	}
 	if s.pos == s.end {
 		f.drop(s)
@@ -424,6 +437,11 @@ func (f *blobFile) extentEnd(off int64) int64 {
 // outside the open ranged reads: for a look at a few bytes (a page header)
 // that the reader will not go on from.
 func (f *blobFile) ReadExact(p []byte, off int64) (int, error) {
+	n, err := f.readExact(p, off)
+	return n, f.fail.note(err)
+}
+
+func (f *blobFile) readExact(p []byte, off int64) (int, error) {
 	if off < 0 || off+int64(len(p)) > f.size {
 		return 0, io.ErrUnexpectedEOF
 	}
@@ -441,10 +459,15 @@ func (f *blobFile) ReadExact(p []byte, off int64) (int, error) {
 	defer r.Close()
 	n, err := io.ReadFull(r, p)
 	g.stop()
-	if err == io.EOF {
-		err = io.ErrUnexpectedEOF
+	switch e := g.err(f.source, err); {
+	case e != err:
+		return n, e
+	case err == nil:
+		return n, nil
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return n, io.ErrUnexpectedEOF
 	}
-	return n, g.err(f.source, err)
+	return n, blobError(f.source, err, "reading")
 }
 
 // drop closes a stream.

@@ -234,3 +234,50 @@ func TestControlCharactersEscaped(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestS3ObjectGoneAfterListing: an object of an S3 dataset that is deleted
+// after the listing (s3test.Vanish: it answers 404 NoSuchKey but is still
+// listed) ends score with exit 2 and one line naming the object and saying
+// that it is gone, whether it goes before its footer is read or in the
+// middle of its read. Before, both were reported as "not a Parquet file, or
+// a truncated or corrupt one".
+func TestS3ObjectGoneAfterListing(t *testing.T) {
+	dir := t.TempDir()
+	ds := filepath.Join(dir, "ds")
+	if code, _, errs := run(t, "gen", "--kind", "sine", "--dim", "2", "--rows", "30000", "--seed", "3", "--files", "3", "--out", ds); code != 0 {
+		t.Fatalf("gen: %s", errs)
+	}
+	srv := s3test.Start(t, "lake")
+	const victim = "sine/part=00001/part-00001.parquet"
+	for k := range 3 {
+		rel := fmt.Sprintf("part=%05d/part-%05d.parquet", k, k)
+		srv.PutFile(t, "lake", "sine/"+rel, filepath.Join(ds, rel))
+	}
+	args := []string{"score", srv.URL("lake", "sine/"), "--x", "x0,x1", "--y", "y0,y1", "--sigma", "1", "--features", "16", "--permutations", "2", "--batch-size", "1000", "--json"}
+	code, _, errs := run(t, args...)
+	if code != 0 {
+		t.Fatalf("before any delete: exit %d: %s", code, errs)
+	}
+	gets := len(srv.Gets(victim))
+	if gets < 6 {
+		t.Fatalf("%d GETs of %s: too few to delete it in the middle of its read", gets, victim)
+	}
+	for _, c := range []struct {
+		name  string
+		after int
+	}{
+		{"before its footer is read", 0},
+		{"in the middle of its read", gets - 1}, // its last ranged read: a column chunk
+	} {
+		srv.Reset()
+		srv.VanishAfter("lake", victim, c.after)
+		code, out, errs := run(t, args...)
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, victim) ||
+			!strings.Contains(errs, "the object is gone") || strings.Contains(errs, "Parquet") {
+			t.Errorf("deleted %s: exit %d, stdout %q, stderr %q; want exit 2 and one line saying that %s is gone", c.name, code, out, errs, victim)
+		}
+		if n := len(srv.Gets(victim)); n <= c.after {
+			t.Errorf("deleted %s: %d GETs, want more than %d", c.name, n, c.after)
+		}
+	}
+}
