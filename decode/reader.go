@@ -236,8 +236,9 @@ func (f closerFunc) Close() error { return f() }
 
 // Next advances to the next block of kept rows and reports whether there is
 // one. It returns false at the end of the input or on an error (see Err).
-// Blocks come one per record batch, so they have at most Options.BatchSize
-// rows (Parquet, CSV) or the rows of a batch of the IPC input, minus the rows
+// Blocks come one per record batch (Parquet, CSV) or per slice of at most
+// Options.BatchSize rows of a batch of the IPC input, so they have at most
+// Options.BatchSize rows (fewer for wide rows: MaxBlockBytes), minus the rows
 // dropped with SkipInvalid; batches whose rows are all dropped are passed
 // over. With Options.Prefetch the block was read while the caller worked on
 // the previous one.

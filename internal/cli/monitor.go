@@ -333,7 +333,11 @@ func monitorInput(e *env, sigs *signals, inputs []string, opts decode.Options, m
 		r = o.r
 	}
 	defer r.Close()
-	if err := checkStreamMemory(mcfg.Stream, r.DimX(), r.DimY()); err != nil {
+	var held int64 // Kafka's fetches are bounded by franz-go, not counted
+	if h, ok := r.(interface{ HeldBatchBytes() int64 }); ok {
+		held = h.HeldBatchBytes()
+	}
+	if err := checkStreamMemory(mcfg.Stream, r.DimX(), r.DimY(), held); err != nil {
 		return err
 	}
 	sel := r.Columns()

@@ -140,7 +140,7 @@ func runScore(e *env, args []string) error {
 	}
 	sel := r.Columns()
 	cfg.XColumns, cfg.YColumns = sel.X.Labels(), sel.Y.Labels()
-	if err := checkStreamMemory(cfg, r.DimX(), r.DimY()); err != nil {
+	if err := checkStreamMemory(cfg, r.DimX(), r.DimY(), r.HeldBatchBytes()); err != nil {
 		r.Close()
 		return err
 	}
