@@ -2,7 +2,9 @@ package dataset
 
 import (
 	"context"
+	"errors"
 	"io"
+	"net"
 	"os"
 	"sync/atomic"
 	"time"
@@ -57,6 +59,13 @@ func (g *stallGuard) close() { g.t.Stop(); g.cancel() }
 // if the guard fired, else err.
 func (g *stallGuard) err(source string, err error) error {
 	if err != nil && g.fired.Load() {
+		// An SDK that retries until its context ends (Google Cloud
+		// Storage's does) keeps the last attempt's error: a connection
+		// refused, a name that does not resolve.
+		var oe *net.OpError
+		if errors.As(err, &oe) {
+			return ioerr.Storage(source, nil, "object storage could not be reached for %s, the last attempt: %v; --stall-timeout or DIME_STALL_TIMEOUT sets how long to keep trying", g.d, oe)
+		}
 		return ioerr.Storage(source, nil, "object storage sent nothing for %s (an endpoint that does not answer, or a stalled transfer); --stall-timeout or DIME_STALL_TIMEOUT sets how long to wait", g.d)
 	}
 	return err

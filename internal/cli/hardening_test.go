@@ -281,3 +281,41 @@ func TestS3ObjectGoneAfterListing(t *testing.T) {
 		}
 	}
 }
+
+// TestObjectStoreUnreachable: an object store whose endpoint refuses every
+// connection (as without a network) ends the command after the stall
+// timeout with exit 2 and one line. gs:// (?anonymous=true, the endpoint
+// from STORAGE_EMULATOR_HOST) retries until its context ends: the line
+// names the last attempt's error. s3:// retries three times (the AWS SDK's
+// standard retryer). Before, the gs:// line said that the endpoint "sent
+// nothing" (an endpoint that does not answer), which it had not been asked.
+func TestObjectStoreUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // connections to it are refused
+	t.Setenv("STORAGE_EMULATOR_HOST", addr)
+	t.Setenv("AWS_ACCESS_KEY_ID", "dime-test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "dime-test-secret")
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	for _, c := range []struct {
+		url, want string
+	}{
+		{"gs://bucket/a.csv?anonymous=true", "connection refused"},
+		{"gs://bucket/ds/?anonymous=true", "connection refused"},
+		{"s3://bucket/a.csv?endpoint=http%3A%2F%2F" + addr + "&use_path_style=true&disable_https=true", ""},
+	} {
+		start := time.Now()
+		code, out, errs := runBinaryIn(t, t.TempDir(), nil, "score", c.url, "--x", "x", "--y", "y", "--stall-timeout", "2s")
+		took := time.Since(start)
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", c.url, code, out, errs, c.want)
+		}
+		if took > 30*time.Second {
+			t.Errorf("%s: took %v for a stall timeout of 2s", c.url, took)
+		}
+	}
+}
