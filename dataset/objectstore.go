@@ -224,7 +224,7 @@ func resolveURL(ctx context.Context, arg string, opts Options) ([]Input, error) 
 			prefix = strings.TrimSuffix(base, "/") + "/"
 		}
 		s := &selection{arg: arg, glob: glob, format: opts.Format}
-		if err := listPrefix(ctx, b, o, prefix, s, bk.stall); err != nil {
+		if err := listPrefix(ctx, b, o, prefix, s, bk.stall, opts.Listing); err != nil {
 			return nil, err
 		}
 		return s.result("the glob")
@@ -245,7 +245,7 @@ func resolveURL(ctx context.Context, arg string, opts Options) ([]Input, error) 
 		}
 		// No such object: a prefix?
 		s := &selection{arg: arg, format: opts.Format}
-		if err := listPrefix(ctx, b, o, o.key+"/", s, bk.stall); err != nil {
+		if err := listPrefix(ctx, b, o, o.key+"/", s, bk.stall, opts.Listing); err != nil {
 			return nil, err
 		}
 		if s.matched == 0 && len(s.inputs) == 0 {
@@ -254,7 +254,7 @@ func resolveURL(ctx context.Context, arg string, opts Options) ([]Input, error) 
 		return s.result("the prefix")
 	}
 	s := &selection{arg: arg, format: opts.Format}
-	if err := listPrefix(ctx, b, o, o.key, s, bk.stall); err != nil {
+	if err := listPrefix(ctx, b, o, o.key, s, bk.stall, opts.Listing); err != nil {
 		return nil, err
 	}
 	return s.result("the prefix")
@@ -265,12 +265,20 @@ func resolveURL(ctx context.Context, arg string, opts Options) ([]Input, error) 
 // objects, is an error rather than a process that grows until it dies.
 var maxListed = 10_000_000
 
-// listPrefix adds the objects under prefix to s, at most maxListed.
-func listPrefix(ctx context.Context, b *blob.Bucket, o objectURL, prefix string, s *selection, stall time.Duration) error {
+// listPrefix adds the objects under prefix to s, at most maxListed, and
+// tells progress (Options.Listing) how it goes.
+func listPrefix(ctx context.Context, b *blob.Bucket, o objectURL, prefix string, s *selection, stall time.Duration, progress func(string, int, bool)) error {
 	it := b.List(&blob.ListOptions{Prefix: prefix})
-	for listed := 0; ; listed++ {
+	listed := 0
+	if progress != nil {
+		defer func() { progress(s.arg, listed, true) }()
+	}
+	for ; ; listed++ {
 		if listed == maxListed {
 			return ioerr.New(ErrDataset, s.arg, nil, "the listing goes on past %d objects: name a narrower prefix or glob", maxListed)
+		}
+		if progress != nil && listed%ListingEvery == 0 {
+			progress(s.arg, listed, false)
 		}
 		obj, err := guarded(ctx, stall, s.arg, it.Next)
 		if err == io.EOF {

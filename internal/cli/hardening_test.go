@@ -319,3 +319,25 @@ func TestObjectStoreUnreachable(t *testing.T) {
 		}
 	}
 }
+
+// TestListingProgress: while a prefix of object storage is listed, the
+// objects listed so far are shown on stderr with --progress always (and
+// with auto when stderr is a terminal), the line erased when the listing
+// ends; never on stdout, and not with auto when stderr is not a terminal.
+// Before, nothing showed the listing.
+func TestListingProgress(t *testing.T) {
+	srv := s3test.Start(t, "lake")
+	for k := range 3 {
+		srv.Put(t, "lake", fmt.Sprintf("ds/part-%d.csv", k), []byte("x,y\n1,2\n2,3\n3,5\n4,4\n5,7\n"))
+	}
+	args := []string{"score", srv.URL("lake", "ds/"), "--x", "x", "--y", "y", "--features", "8", "--json"}
+	code, out, errs := runBinaryIn(t, t.TempDir(), nil, append(args, "--progress", "always")...)
+	if code != 0 || !strings.HasPrefix(out, "{") || strings.Contains(out, "listing") ||
+		!strings.Contains(errs, "\r\x1b[Klisting s3://lake/ds/?") || !strings.Contains(errs, ": 0 objects\r\x1b[K") {
+		t.Errorf("--progress always: exit %d, stdout %q, stderr %q; want the listing on stderr only, erased", code, out, errs)
+	}
+	code, out, errs = runBinaryIn(t, t.TempDir(), nil, args...)
+	if code != 0 || strings.Contains(out+errs, "listing") {
+		t.Errorf("--progress auto, stderr not a terminal: exit %d, stdout %q, stderr %q; want no listing progress", code, out, errs)
+	}
+}

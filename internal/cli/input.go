@@ -30,7 +30,16 @@ type inputFlags struct {
 	// workers is the number of decoding goroutines (0: the reader's
 	// default); not a flag.
 	workers int
+	// e and progress (the command's --progress, read once the flags are
+	// parsed) show the listing of object storage on stderr; see
+	// showListing.
+	e        *env
+	progress *string
 }
+
+// showListing makes the reader show how a listing of object storage goes
+// (objects listed so far) on stderr, as mode (--progress) says.
+func (f *inputFlags) showListing(e *env, mode *string) { f.e, f.progress = e, mode }
 
 func (f *inputFlags) register(fs *flagSet) {
 	f.Input.Register(fs.FlagSet)
@@ -49,6 +58,9 @@ func (f *inputFlags) options(xcols, ycols []string) (decode.Options, error) {
 		return opts, usagef("--limit %d: want a number of rows, or 0 for all", f.limit)
 	}
 	opts.Strict, opts.Limit, opts.Workers, opts.Files.StallTimeout = f.strict, f.limit, f.workers, f.stall
+	if f.e != nil && f.progress != nil {
+		opts.Files.Listing = newProgress(f.e, *f.progress, "listing", -1).listing()
+	}
 	return opts, nil
 }
 
@@ -278,6 +290,7 @@ func (f *sampleFlags) register(fs *flagSet, help string) {
 	f.est.register(fs)
 	f.est.registerJSON(fs, false, "print one JSON object instead of a table")
 	f.in.register(fs)
+	f.in.showListing(fs.e, &f.est.progress)
 	fs.IntVar(&f.n, "sample", defaultSampleRows, help)
 	fs.IntVar(&f.pilot, "pilot-rows", stream.DefaultPilotRows, "rows that choose the columns' scales and median or auto bandwidths: the first rows of the dataset (files in path order), as dime score does")
 	fs.BoolVar(&f.force, "force", false, "allow --sample above 8192 (O(n³) time, 8n² bytes per matrix), and let --plot write through a symbolic link, FIFO or device")

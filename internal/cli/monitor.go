@@ -95,6 +95,7 @@ func runMonitor(e *env, args []string) error {
 	}
 	var in inputFlags
 	in.register(fs)
+	in.showListing(e, &ef.progress)
 	in.workers = 1 // as for score: the estimator is the bottleneck
 	windowRows := fs.Int64("window-rows", 0, "tumbling windows of N rows (with --half-life: rows between reports, default the half-life)")
 	timeCol := fs.String("time-col", "", "time column (Arrow timestamp, or int64 epoch in --time-unit) for --window")

@@ -75,6 +75,7 @@ func (m *multiFlags) register(fs *flagSet, features int) {
 	m.ef.Features = features
 	fs.Lookup("features").DefValue = strconv.Itoa(features)
 	m.in.register(fs)
+	m.in.showListing(fs.e, &m.ef.progress)
 	m.in.workers = 1
 	fs.Var(&m.groups, "group", "a named group of columns scored as one view, name=a,b,c (names, globs or slices; repeat for more groups)")
 	m.save = fs.String("save-state", "", "save the state of every pair to this file (combine shards with dime merge)")

@@ -57,6 +57,7 @@ func runScore(e *env, args []string) error {
 	ef.registerJSON(fs, false, "print one JSON object instead of a table")
 	var in inputFlags
 	in.register(fs)
+	in.showListing(e, &ef.progress)
 	// One decoding goroutine ahead of the estimator: it decodes millions
 	// of rows/s where the estimator adds thousands, and each more worker
 	// would hold an open file and blocks in memory for nothing.
