@@ -1,3 +1,5 @@
+//go:build !dimefuzz
+
 package decode_test
 
 import (
