@@ -90,18 +90,24 @@ type Outcome struct {
 	Normalized float64 // dime_normalized
 	PValue     float64
 	PValueTest string // p_value_test, when reported
-	Rows       int64
-	Elapsed    float64 // seconds, as reported
+	// StdErr is dime_stderr, Low and High the ends of dime_ci95, and
+	// Analytic the plug-in dime_analytic (score).
+	StdErr, Low, High, Analytic float64
+	Rows                        int64
+	Elapsed                     float64 // seconds, as reported
 }
 
 // report holds the JSON fields read back from the dime command.
 type report struct {
-	DiME       *float64 `json:"dime"`
-	Normalized *float64 `json:"dime_normalized"`
-	PValue     *float64 `json:"p_value"`
-	PValueTest string   `json:"p_value_test"`
-	Rows       int64    `json:"rows"`
-	Elapsed    float64  `json:"elapsed_seconds"`
+	DiME       *float64   `json:"dime"`
+	Normalized *float64   `json:"dime_normalized"`
+	PValue     *float64   `json:"p_value"`
+	PValueTest string     `json:"p_value_test"`
+	StdErr     *float64   `json:"dime_stderr"`
+	CI95       []*float64 `json:"dime_ci95"`
+	Analytic   *float64   `json:"dime_analytic"`
+	Rows       int64      `json:"rows"`
+	Elapsed    float64    `json:"elapsed_seconds"`
 }
 
 // Run generates the dataset of case c with seed and runs dime command on
@@ -132,8 +138,13 @@ func (c Case) estimate(command string, in io.Reader, extra ...string) (Outcome, 
 		}
 		return *p
 	}
-	return Outcome{DiME: val(r.DiME), Normalized: val(r.Normalized), PValue: val(r.PValue),
-		PValueTest: r.PValueTest, Rows: r.Rows, Elapsed: r.Elapsed}, nil
+	o := Outcome{DiME: val(r.DiME), Normalized: val(r.Normalized), PValue: val(r.PValue),
+		PValueTest: r.PValueTest, StdErr: val(r.StdErr), Low: math.NaN(), High: math.NaN(),
+		Analytic: val(r.Analytic), Rows: r.Rows, Elapsed: r.Elapsed}
+	if len(r.CI95) == 2 {
+		o.Low, o.High = val(r.CI95[0]), val(r.CI95[1])
+	}
+	return o, nil
 }
 
 // Study is a set of datasets: dataset i is case Cases[i mod len(Cases)]

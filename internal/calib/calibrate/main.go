@@ -6,6 +6,7 @@
 //	./calibrate -study null -command score  -first-seed 3000000000
 //	./calibrate -study null -command exact  -first-seed 3000000000
 //	./calibrate -study power -command score -first-seed 3100000000
+//	./calibrate -study families -rows 5000 -datasets 100 -first-seed 6220000000
 //
 // Every dataset is `dime gen … | dime COMMAND - --json` at the command's
 // defaults (see package calib); -args adds arguments to COMMAND. Progress
@@ -33,13 +34,21 @@ import (
 
 func main() {
 	host.UseBLAS() // the backend dime's main installs: the same numbers as dime
-	study := flag.String("study", "null", "null (independent data: calibration) or power (y = x0² + noise)")
+	study := flag.String("study", "null", "null (independent data: calibration), power (y = x0² + noise) or families (the default DiME's mean under independence per null family)")
 	command := flag.String("command", "score", "dime command to study: score or exact")
 	datasets := flag.Int("datasets", 0, "number of datasets (default 400 for null, 50 for power)")
 	first := flag.Uint64("first-seed", 0, "seed of the first dataset (required: never a seed used while tuning)")
 	args := flag.String("args", "", "extra arguments of the command, space-separated (default: none, the defaults)")
 	records := flag.String("records", "", "write one JSON line per dataset to this file")
+	rows := flag.Int("rows", 5000, "families: rows per dataset")
+	from := flag.Int("from", 0, "families: index of the first dataset of each family (to add datasets to a study)")
+	only := flag.String("only", "", "families: comma-separated names (or prefixes) of the families to run (default: all)")
+	summarize := flag.String("summarize", "", "families: print the table of these record files (comma-separated) instead of running")
 	flag.Parse()
+	if *study == "families" {
+		families(*summarize, *only, *records, *first, *rows, *datasets, *from, *command, strings.Fields(*args))
+		return
+	}
 	if *first == 0 {
 		fatalf("-first-seed is required")
 	}
