@@ -44,9 +44,10 @@ func val(p *float64) float64 {
 }
 
 // families runs (or, with summarize, reads back) the null families study:
-// dataset i of family number f (calib.NullFamilies) has seed first +
-// 1,000,000·f + i, for i = from … from + datasets − 1.
-func families(summarize, only, records string, first uint64, rows, datasets, from int, command string, args []string) {
+// dataset i of family number f (calib.NullFamilies) with the s-th number of
+// rows of sizes has seed first + 10,000,000·s + 1,000,000·f + i, for i =
+// from … from + datasets − 1.
+func families(summarize, only, records string, first uint64, sizes []int, datasets, from int, command string, args []string) {
 	var picked []calib.Family
 	for _, name := range strings.Split(only, ",") {
 		if name == "" {
@@ -73,15 +74,7 @@ func families(summarize, only, records string, first uint64, rows, datasets, fro
 		if datasets == 0 {
 			datasets = 100
 		}
-		var rec io.Writer
-		if records != "" {
-			f, err := os.OpenFile(records, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-			if err != nil {
-				fatalf("%v", err)
-			}
-			defer f.Close()
-			rec = f
-		}
+		rec := appendTo(records)
 		rev := revision()
 		start := time.Now()
 		index := map[string]int{}
@@ -92,49 +85,86 @@ func families(summarize, only, records string, first uint64, rows, datasets, fro
 		if len(args) > 0 {
 			extra = " " + strings.Join(args, " ")
 		}
-		fmt.Printf("families study of `dime %s -%s`: %d rows, datasets %d to %d per family, seeds %d + 1000000·family + index, commit %s\n\n",
-			command, extra, rows, from, from+datasets-1, first, rev)
-		for _, f := range picked {
-			for i := from; i < from+datasets; i++ {
-				seed := first + 1_000_000*uint64(index[f.Name]) + uint64(i)
-				o, err := f.Run(seed, rows, command, args...)
-				if err != nil {
-					fatalf("%v", err)
+		fmt.Printf("families study of `dime %s -%s`: %v rows, datasets %d to %d per family, seeds %d + 10000000·size + 1000000·family + index, commit %s\n\n",
+			command, extra, sizes, from, from+datasets-1, first, rev)
+		for si, rows := range sizes {
+			for _, f := range picked {
+				for i := from; i < from+datasets; i++ {
+					seed := first + 10_000_000*uint64(si) + 1_000_000*uint64(index[f.Name]) + uint64(i)
+					o, err := f.Run(seed, rows, command, args...)
+					if err != nil {
+						fatalf("%v", err)
+					}
+					r := familyRecord{Family: f.Name, Rows: rows, Index: i, Seed: seed, DiME: num(o.DiME), StdErr: num(o.StdErr),
+						Low: num(o.Low), High: num(o.High), Analytic: num(o.Analytic), PValue: num(o.PValue), Elapsed: o.Elapsed}
+					rs = append(rs, r)
+					if rec != nil {
+						b, _ := json.Marshal(r)
+						fmt.Fprintf(rec, "%s\n", b)
+					}
+					fmt.Fprintf(os.Stderr, "\r%s, %d rows: %d/%d (%.0f s)", f.Name, rows, i-from+1, datasets, time.Since(start).Seconds())
 				}
-				r := familyRecord{Family: f.Name, Rows: rows, Index: i, Seed: seed, DiME: num(o.DiME), StdErr: num(o.StdErr),
-					Low: num(o.Low), High: num(o.High), Analytic: num(o.Analytic), PValue: num(o.PValue), Elapsed: o.Elapsed}
-				rs = append(rs, r)
-				if rec != nil {
-					b, _ := json.Marshal(r)
-					fmt.Fprintf(rec, "%s\n", b)
-				}
-				fmt.Fprintf(os.Stderr, "\r%s, %d rows: %d/%d (%.0f s)", f.Name, rows, i-from+1, datasets, time.Since(start).Seconds())
+				fmt.Fprintln(os.Stderr)
 			}
-			fmt.Fprintln(os.Stderr)
 		}
 	}
 	familyTable(os.Stdout, picked, rs)
 }
 
 func readFamilyRecords(path string) []familyRecord {
+	var rs []familyRecord
+	readLines(path, func(b []byte) error {
+		var r familyRecord
+		err := json.Unmarshal(b, &r)
+		rs = append(rs, r)
+		return err
+	})
+	return rs
+}
+
+// appendTo opens path to append record lines to (nil for "").
+func appendTo(path string) io.Writer {
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		fatalf("%v", err)
+	}
+	return f // closed on exit
+}
+
+// writeLine writes v as one JSON line to w (nothing if w is nil).
+func writeLine(w io.Writer, v any) {
+	if w == nil {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		fatalf("record: %v", err)
+	}
+	if _, err := fmt.Fprintf(w, "%s\n", b); err != nil {
+		fatalf("record: %v", err)
+	}
+}
+
+// readLines calls parse on each line of the file at path.
+func readLines(path string, parse func([]byte) error) {
 	f, err := os.Open(path)
 	if err != nil {
 		fatalf("%v", err)
 	}
 	defer f.Close()
-	var rs []familyRecord
 	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
 	for line := 1; sc.Scan(); line++ {
-		var r familyRecord
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+		if err := parse(sc.Bytes()); err != nil {
 			fatalf("%s line %d: %v", path, line, err)
 		}
-		rs = append(rs, r)
 	}
 	if err := sc.Err(); err != nil {
 		fatalf("%s: %v", path, err)
 	}
-	return rs
 }
 
 // familyTable prints one row per family and number of rows: the mean

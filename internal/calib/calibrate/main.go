@@ -24,6 +24,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,13 +41,22 @@ func main() {
 	first := flag.Uint64("first-seed", 0, "seed of the first dataset (required: never a seed used while tuning)")
 	args := flag.String("args", "", "extra arguments of the command, space-separated (default: none, the defaults)")
 	records := flag.String("records", "", "write one JSON line per dataset to this file")
-	rows := flag.Int("rows", 5000, "families: rows per dataset")
+	rows := flag.String("rows", "", "families, parity, serial: rows per dataset, comma-separated (families: 5000; parity: 1000,2000; serial: 5000)")
+	features := flag.String("features", "64,256,1024", "parity: numbers D of frequencies, comma-separated")
+	windowRows := flag.String("window-rows", "5000,2000", "serial: monitor's window lengths, comma-separated")
 	from := flag.Int("from", 0, "families: index of the first dataset of each family (to add datasets to a study)")
 	only := flag.String("only", "", "families: comma-separated names (or prefixes) of the families to run (default: all)")
 	summarize := flag.String("summarize", "", "families: print the table of these record files (comma-separated) instead of running")
 	flag.Parse()
-	if *study == "families" {
-		families(*summarize, *only, *records, *first, *rows, *datasets, *from, *command, strings.Fields(*args))
+	switch *study {
+	case "families":
+		families(*summarize, *only, *records, *first, ints("-rows", *rows, "5000"), *datasets, *from, *command, strings.Fields(*args))
+		return
+	case "parity":
+		parity(*summarize, *records, *first, ints("-rows", *rows, "1000,2000"), ints("-features", *features, ""), *datasets, *from)
+		return
+	case "serial":
+		serial(*summarize, *records, *first, ints("-rows", *rows, "5000"), ints("-window-rows", *windowRows, ""), *datasets, *from)
 		return
 	}
 	if *first == 0 {
@@ -111,6 +121,26 @@ func writeRecord(w io.Writer, r calib.Record) {
 		fatalf("record %d: %v", r.Index, err)
 	}
 	fmt.Fprintf(w, "%s\n", b)
+}
+
+// ints parses a comma-separated list of positive integers (def when s is
+// empty).
+func ints(flag, s, def string) []int {
+	if s == "" {
+		s = def
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			fatalf("%s %q: want positive integers, comma-separated", flag, s)
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 func fatalf(format string, a ...any) {
