@@ -45,15 +45,15 @@ func main() {
 	features := flag.String("features", "64,256,1024", "parity: numbers D of frequencies, comma-separated")
 	windowRows := flag.String("window-rows", "5000,2000", "serial: monitor's window lengths, comma-separated")
 	from := flag.Int("from", 0, "families: index of the first dataset of each family (to add datasets to a study)")
-	only := flag.String("only", "", "families: comma-separated names (or prefixes) of the families to run (default: all)")
-	summarize := flag.String("summarize", "", "families: print the table of these record files (comma-separated) instead of running")
+	only := flag.String("only", "", "families, parity: comma-separated names (or prefixes) of the families or kinds to run (default: all)")
+	summarize := flag.String("summarize", "", "families, parity, serial: print the table of these record files (comma-separated) instead of running")
 	flag.Parse()
 	switch *study {
 	case "families":
 		families(*summarize, *only, *records, *first, ints("-rows", *rows, "5000"), *datasets, *from, *command, strings.Fields(*args))
 		return
 	case "parity":
-		parity(*summarize, *records, *first, ints("-rows", *rows, "1000,2000"), ints("-features", *features, ""), *datasets, *from)
+		parity(*summarize, *only, *records, *first, ints("-rows", *rows, "1000,2000"), ints("-features", *features, ""), *datasets, *from)
 		return
 	case "serial":
 		serial(*summarize, *records, *first, ints("-rows", *rows, "5000"), ints("-window-rows", *windowRows, ""), *datasets, *from)

@@ -32,8 +32,10 @@ type parityRecord struct {
 // parity runs (or reads back) the parity study: dataset i of kind k
 // (calib.ParityCases) has seed first + 1,000,000·k + i, and is compared
 // with exact on its first n rows for every n of sizes (the rows of a seed
-// do not depend on how many are drawn).
-func parity(summarize, records string, first uint64, sizes, features []int, datasets, from int) {
+// do not depend on how many are drawn). With only (comma-separated
+// prefixes of the kinds' names, e.g. "gaussian d=10") it runs those kinds
+// alone, on the same seeds.
+func parity(summarize, only, records string, first uint64, sizes, features []int, datasets, from int) {
 	var rs []parityRecord
 	if summarize != "" {
 		for _, path := range strings.Split(summarize, ",") {
@@ -51,13 +53,27 @@ func parity(summarize, records string, first uint64, sizes, features []int, data
 		if datasets == 0 {
 			datasets = 5
 		}
+		matched := false
+		for _, c := range calib.ParityCases() {
+			matched = matched || picked(c.String(), only)
+		}
+		if !matched {
+			fatalf("-only %q: no parity kind starts with it", only)
+		}
 		rec := appendTo(records)
-		fmt.Printf("parity study of `dime compare --sample n --features %v --normalized=false`: %v rows, datasets %d to %d per kind, seeds %d + 1000000·kind + index, commit %s\n\n",
-			features, sizes, from, from+datasets-1, first, revision())
+		kinds := "every kind"
+		if only != "" {
+			kinds = fmt.Sprintf("kinds %q", only)
+		}
+		fmt.Printf("parity study of `dime compare --sample n --features %v --normalized=false`: %v rows, %s, datasets %d to %d per kind, seeds %d + 1000000·kind + index, commit %s\n\n",
+			features, sizes, kinds, from, from+datasets-1, first, revision())
 		start := time.Now()
 		for _, n := range sizes {
 			for i := from; i < from+datasets; i++ {
 				for k, c := range calib.ParityCases() {
+					if !picked(c.String(), only) {
+						continue
+					}
 					c.Rows = n
 					seed := first + 1_000_000*uint64(k) + uint64(i)
 					p, err := calib.Compare(c, seed, features)
@@ -75,6 +91,21 @@ func parity(summarize, records string, first uint64, sizes, features []int, data
 		fmt.Fprintln(os.Stderr)
 	}
 	parityTables(os.Stdout, rs)
+}
+
+// picked reports whether name starts with one of the comma-separated
+// prefixes of only (every name when only is empty).
+func picked(name, only string) bool {
+	some := false
+	for _, p := range strings.Split(only, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			some = true
+			if strings.HasPrefix(name, p) {
+				return true
+			}
+		}
+	}
+	return !some
 }
 
 // parityTables prints the gap (RFF − exact)/exact of each RFF estimator,
