@@ -38,8 +38,8 @@ func Example() {
 	cfg.Stream.Features = 64
 	cfg.Stream.BandwidthX, cfg.Stream.BandwidthY = vocab.Sigma(1), vocab.Sigma(1)
 	cfg.Stream.XColumns, cfg.Stream.YColumns = []string{"x"}, []string{"y"}
-	// The columns' scales, chosen on the first rows of the dataset, for
-	// every split.
+	// The columns' scales, chosen on the pilot (a seeded sample of the
+	// dataset's rows), for every split.
 	cfg, _, err = dimebeam.ChoosePilot(context.Background(), []string{dir}, cfg)
 	if err != nil {
 		panic(err)
