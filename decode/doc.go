@@ -73,6 +73,12 @@
 // An Input is plain data (it marshals to JSON) and needs nothing of the
 // process that resolved it.
 //
+// ReadPilot reads a dataset's pilot, the rows on which the commands choose
+// the columns' scales and data-dependent bandwidths: a seeded uniform
+// sample of a Parquet dataset's rows (PilotIndices; only the row groups
+// holding chosen rows are read), the first rows of CSV and IPC files, and
+// nothing of a stream (the caller's one reading holds its first rows).
+//
 // # Formats
 //
 // Options.Files.Format, or else the file extension, says how to read a file:

@@ -424,38 +424,12 @@ func (a *Accumulator) viewRows(dst, block []float64, n, v int) []float64 {
 }
 
 // resolvePilot chooses every view's scales and bandwidth on the rows held
-// back, as stream.ResolvePilot does for one pair, then adds those rows
-// block by block.
+// back (resolveViews), then adds those rows block by block.
 func (a *Accumulator) resolvePilot() error {
 	n := min(a.pilotRows, a.pilotTarget())
-	if n < 2 {
-		return invalidf("%d rows, want at least 2 to choose the scales and bandwidths", n)
-	}
-	V := len(a.plan.Views)
-	sigma := make([]float64, V)
-	var center, scale [][]float64
-	if a.cfg.Standardize {
-		center, scale = make([][]float64, V), make([][]float64, V)
-	}
-	var buf []float64
-	for v, view := range a.plan.Views {
-		buf = a.viewRows(buf, a.pilot, n, v)
-		c := a.cfg
-		c.BandwidthY = c.BandwidthX
-		c.XColumns, c.YColumns = view.Columns, view.Columns
-		c.Scaling = stream.Scaling{}
-		p, err := stream.ResolvePilot(buf, buf, n, view.Dim(), view.Dim(), c)
-		if err != nil {
-			msg := err.Error()
-			if i := len("X: "); len(msg) > i && msg[:i] == "X: " {
-				msg = msg[i:]
-			}
-			return fmt.Errorf("%w: choosing the scales and bandwidths on the first %d rows: %s: %s", ErrInvalidInput, n, view.Name, trimInvalid(msg))
-		}
-		sigma[v] = p.SigmaX
-		if a.cfg.Standardize {
-			center[v], scale[v] = p.Scaling.CenterX, p.Scaling.ScaleX
-		}
+	sigma, center, scale, err := resolveViews(a.plan, a.cfg, a.pilot, n, fmt.Sprintf("the first %d rows", n))
+	if err != nil {
+		return err
 	}
 	if err := a.start(sigma, center, scale); err != nil {
 		return err

@@ -111,7 +111,7 @@ func runCompare(e *env, args []string) error {
 	}
 	out := compareOutput{Exact: exactReport(er, ecfg, s.xcols, s.ycols, time.Since(start))}
 	out.Exact.Input, out.Exact.SampledFrom, out.Exact.SkippedRows = describeSample(s), s.seen, s.skipped
-	out.Exact.SetScaling(pilot.Scaling, pilot.Rows)
+	out.Exact.SetScaling(pilot.Scaling, pilot.Rows, s.pilot.Method.String())
 	// RFF on the same rows with the same bandwidths and the same
 	// permutations: the differences are the feature approximation alone.
 	perms := exact.Permutations(er.Rows, ecfg.Permutations, ecfg.Seed)

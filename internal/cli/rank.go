@@ -225,6 +225,10 @@ type multiResult struct {
 	stopped bool
 	sigs    *signals
 	elapsed time.Duration
+	// pilot ("sample" or "prefix", "" with --like) and pilotRows say
+	// which rows the scales and bandwidths were chosen on.
+	pilot     string
+	pilotRows int
 }
 
 // run reads the dataset through the accumulator of plan.
@@ -242,15 +246,31 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, pl
 			return nil, usagef("--like %s: the state scores other views or pairs; give the same columns and groups", m.ef.Like)
 		}
 	}
+	ctx := context.Background()
+	d, opts, err := m.in.resolveDataset(ctx, inputs, lay.xcols, lay.ycols)
+	if err != nil {
+		return nil, err
+	}
+	// Every view's scales and bandwidth are chosen on the pilot that dime
+	// score reads (readPilot), unless a --like state gives them.
+	var pilot decode.Pilot
+	if len(cfg.Sigmas) == 0 {
+		if pilot, err = readPilot(ctx, d, opts, cfg.Stream.PilotRows, cfg.Stream.Seed); err != nil {
+			return nil, err
+		}
+		if pilot.DimX != lay.dimX || pilot.DimY != lay.dimY {
+			return nil, fmt.Errorf("%s: the columns changed width while opening the dataset (%d+%d, expected %d+%d)", command, pilot.DimX, pilot.DimY, lay.dimX, lay.dimY)
+		}
+		block := interleave(nil, pilot.X, pilot.Y, pilot.Rows, lay.dimX, lay.dimY)
+		if cfg, err = rank.ResolvePilot(plan, cfg, block, pilot.Rows, pilotRows(pilot)); err != nil {
+			return nil, usagef("%s: %s", strings.Join(inputs, " "), strings.TrimPrefix(err.Error(), rank.ErrInvalidInput.Error()+": "))
+		}
+	}
 	acc, err := rank.New(plan, cfg)
 	if err != nil {
 		return nil, usageError{err}
 	}
-	opts, err := m.in.options(lay.xcols, lay.ycols)
-	if err != nil {
-		return nil, err
-	}
-	r, err := decode.OpenDataset(context.Background(), inputs, e.stdin, opts)
+	r, err := decode.NewDatasetReader(ctx, d, e.stdin, opts)
 	if err != nil {
 		return nil, inputError(err)
 	}
@@ -262,6 +282,9 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, pl
 		return nil, fmt.Errorf("%s: the columns changed width while opening the dataset (%d+%d, expected %d+%d)", command, r.DimX(), r.DimY(), lay.dimX, lay.dimY)
 	}
 	res := &multiResult{acc: acc, input: describeInput(inputs, r)}
+	if len(cfg.Sigmas) > 0 && pilot.Rows > 0 {
+		res.pilot, res.pilotRows = pilot.Method.String(), pilot.Rows
+	}
 	res.sigs = notifySignals()
 	defer func() {
 		if err != nil {
@@ -272,7 +295,6 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, pl
 	defer src.close()
 	p := newProgress(e, m.ef.progress, command, r.TotalRows()).files(r)
 	dx, dy := lay.dimX, lay.dimY
-	W := dx + dy
 	var block []float64
 	var skipped int64
 	for {
@@ -284,12 +306,7 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, pl
 			break
 		}
 		n := r.Rows()
-		x, y := r.X(), r.Y()
-		block = slices.Grow(block[:0], n*W)[:n*W]
-		for i := range n {
-			copy(block[i*W:i*W+dx], x[i*dx:(i+1)*dx])
-			copy(block[i*W+dx:(i+1)*W], y[i*dy:(i+1)*dy])
-		}
+		block = interleave(block, r.X(), r.Y(), n, dx, dy)
 		if err := acc.Add(block, n); err != nil {
 			return nil, usageError{err}
 		}
@@ -318,6 +335,18 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, pl
 	}
 	res.elapsed = time.Since(start)
 	return res, nil
+}
+
+// interleave writes n rows of x (dx values each) and y (dy) into dst as
+// rows of dx+dy values, growing it as needed, and returns it.
+func interleave(dst, x, y []float64, n, dx, dy int) []float64 {
+	W := dx + dy
+	dst = slices.Grow(dst[:0], n*W)[:n*W]
+	for i := range n {
+		copy(dst[i*W:i*W+dx], x[i*dx:(i+1)*dx])
+		copy(dst[i*W+dx:(i+1)*W], y[i*dy:(i+1)*dy])
+	}
+	return dst
 }
 
 // saveState writes the accumulator's state if asked, after its results.
@@ -396,6 +425,8 @@ type rankOutput struct {
 	Sigma       string          `json:"sigma_rule"`
 	SigmaY      number          `json:"sigma_y"`
 	Standardize bool            `json:"standardize"`
+	Pilot       string          `json:"pilot,omitempty"` // "sample" or "prefix": the rows the scales and bandwidths were chosen on
+	PilotRows   int             `json:"pilot_rows,omitempty"`
 	Candidates  []rankCandidate `json:"candidates"`
 	Count       int             `json:"candidates_total"`
 	Partial     bool            `json:"partial,omitempty"`
@@ -507,7 +538,7 @@ func runRank(e *env, args []string) error {
 		return err
 	}
 	o := rankReport(res.acc, results, res.input)
-	o.Partial = res.stopped
+	o.Partial, o.Pilot, o.PilotRows = res.stopped, res.pilot, res.pilotRows
 	o.Elapsed = time.Since(start).Seconds()
 	if *top > 0 && *top < len(o.Candidates) {
 		o.Candidates = o.Candidates[:*top]
@@ -574,6 +605,9 @@ func (o rankOutput) writeTable(w io.Writer) error {
 	fmt.Fprintf(head, "rows\t%s\n", rows)
 	fmt.Fprintf(head, "target\t%s\n", strings.Join(o.Target, ", "))
 	fmt.Fprintf(head, "estimator\trff, D = %d, %s kernel, sigma %s, %d groups (jackknife)\n", o.Features, o.Kernel, o.Sigma, o.Groups)
+	if o.Pilot != "" {
+		fmt.Fprintf(head, "pilot\tscales and bandwidths chosen on %s\n", describePilotRows(o.Pilot, o.PilotRows))
+	}
 	shown := ""
 	if len(o.Candidates) < o.Count {
 		shown = fmt.Sprintf(" (first %d shown)", len(o.Candidates))

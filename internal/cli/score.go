@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dime-project/dime/decode"
 	"github.com/dime-project/dime/monitor"
 	"github.com/dime-project/dime/stream"
 )
@@ -133,9 +135,25 @@ func runScore(e *env, args []string) error {
 	if _, err := in.options(xcols, ycols); err != nil {
 		return err
 	}
+	ctx := context.Background()
+	d, opts, err := in.resolveDataset(ctx, inputs, xcols, ycols)
+	if err != nil {
+		return err
+	}
+	// The scales and data-dependent bandwidths are chosen on the pilot
+	// (readPilot), unless a baseline's or --like state's settings are
+	// used; the pilot of a stream is its first rows, which the estimator
+	// holds back itself.
+	var pilot decode.Pilot
+	needPilot := base == nil && cfg.NeedsPilot()
+	if needPilot {
+		if pilot, err = readPilot(ctx, d, opts, cfg.PilotRows, cfg.Seed); err != nil {
+			return err
+		}
+	}
 	// The dataset reader decodes ahead on goroutines of its own while the
 	// estimator adds the current block.
-	r, err := in.open(context.Background(), e, inputs, xcols, ycols)
+	r, err := in.openResolved(ctx, e, d, opts)
 	if err != nil {
 		return err
 	}
@@ -173,7 +191,15 @@ func runScore(e *env, args []string) error {
 		batch.ExpectRows(r.TotalRows())
 		est = batch
 	} else {
-		if plain, err = stream.New(r.DimX(), r.DimY(), cfg); err != nil {
+		if needPilot && !pilot.Deferred {
+			var sp stream.Pilot
+			if sp, err = resolvePilot(strings.Join(inputs, " "), pilot, cfg); err == nil {
+				plain, err = stream.NewResolved(r.DimX(), r.DimY(), cfg, sp)
+			}
+		} else {
+			plain, err = stream.New(r.DimX(), r.DimY(), cfg)
+		}
+		if err != nil {
 			r.Close()
 			return err
 		}
@@ -257,7 +283,16 @@ func runScore(e *env, args []string) error {
 	if change != nil {
 		o.withChange(change)
 	}
-	o.report.SetScaling(plain.Scaling(), cfg.PilotRows)
+	// The pilot's rows: those read, or the estimator's first ones, or
+	// (a baseline's or --like state's scaling) the state's setting.
+	prows, method := pilot.Rows, pilot.Method.String()
+	switch {
+	case !needPilot:
+		prows, method = cfg.PilotRows, ""
+	case pilot.Deferred:
+		prows = int(min(int64(cmp.Or(cfg.PilotRows, stream.DefaultPilotRows)), plain.Rows()))
+	}
+	o.report.SetScaling(plain.Scaling(), prows, method)
 	warnReport(e, &o.report, r.DimX(), r.DimY(), math.Log(float64(2*cfg.Features)))
 	if err := o.print(e.stdout, ef.asJSON); err != nil {
 		return err
