@@ -249,7 +249,15 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, pl
 	if err != nil {
 		return nil, err
 	}
-	r, err := decode.OpenDataset(context.Background(), inputs, e.stdin, opts)
+	// The reader honours the context that the first SIGINT or SIGTERM
+	// cancels once the reading starts (catch, below).
+	sigs := newSignals()
+	defer func() {
+		if err != nil {
+			sigs.stop()
+		}
+	}()
+	r, err := decode.OpenDataset(sigs.Context(), inputs, e.stdin, opts)
 	if err != nil {
 		return nil, inputError(err)
 	}
@@ -260,26 +268,14 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, pl
 	if r.DimX() != lay.dimX || r.DimY() != lay.dimY {
 		return nil, fmt.Errorf("%s: the columns changed width while opening the dataset (%d+%d, expected %d+%d)", command, r.DimX(), r.DimY(), lay.dimX, lay.dimY)
 	}
-	res := &multiResult{acc: acc, input: describeInput(inputs, r)}
-	res.sigs = notifySignals()
-	defer func() {
-		if err != nil {
-			res.sigs.stop()
-		}
-	}()
-	src := newBlocks(r)
-	defer src.close()
+	res := &multiResult{acc: acc, input: describeInput(inputs, r), sigs: sigs.catch()}
 	p := newProgress(e, m.ef.progress, command, r.TotalRows()).files(r)
 	dx, dy := lay.dimX, lay.dimY
 	W := dx + dy
 	var block []float64
 	var skipped int64
 	for {
-		ok, stopped := src.next(res.sigs.Done())
-		if stopped {
-			res.stopped = true
-		}
-		if !ok || stopped {
+		if res.stopped = sigs.received(); res.stopped || !r.Next() {
 			break
 		}
 		n := r.Rows()
@@ -298,7 +294,7 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, pl
 	p.done()
 	if !res.stopped {
 		if err := r.Err(); err != nil {
-			if res.sigs.err("") == nil {
+			if !sigs.received() {
 				return nil, inputError(err)
 			}
 			res.stopped = true
@@ -307,7 +303,7 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, pl
 		}
 	}
 	warnInput(e, r)
-	src.close()
+	r.Close()
 	acc.Skip(skipped)
 	if acc.Rows() < 2 {
 		if res.stopped {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"math"
@@ -133,15 +132,18 @@ func runScore(e *env, args []string) error {
 		return err
 	}
 	// The dataset reader decodes ahead on goroutines of its own while the
-	// estimator adds the current block.
-	r, err := in.open(context.Background(), e, inputs, xcols, ycols)
+	// estimator adds the current block. It is opened with the context that
+	// the first SIGINT or SIGTERM cancels once the reading starts (below).
+	sigs := newSignals()
+	defer sigs.stop()
+	r, err := in.open(sigs.Context(), e, inputs, xcols, ycols)
 	if err != nil {
 		return err
 	}
+	defer r.Close()
 	sel := r.Columns()
 	cfg.XColumns, cfg.YColumns = sel.X.Labels(), sel.Y.Labels()
 	if err := checkStreamMemory(cfg, r.DimX(), r.DimY()); err != nil {
-		r.Close()
 		return err
 	}
 	// est takes the rows: the estimator, or with --baseline the batch
@@ -161,19 +163,16 @@ func runScore(e *env, args []string) error {
 			n = 2*(*blocks) + 1
 		}
 		if err := checkBaselineMemory(base.Config(), n); err != nil {
-			r.Close()
 			return err
 		}
 		batch, err = monitor.NewBatch(r.DimX(), r.DimY(), monitor.Config{Stream: cfg, Baseline: base, BaselineBlocks: *blocks})
 		if err != nil {
-			r.Close()
 			return err
 		}
 		batch.ExpectRows(r.TotalRows())
 		est = batch
 	} else {
 		if plain, err = stream.New(r.DimX(), r.DimY(), cfg); err != nil {
-			r.Close()
 			return err
 		}
 		est = plain
@@ -181,16 +180,12 @@ func runScore(e *env, args []string) error {
 	// From here on SIGINT and SIGTERM end the reading: the batch in hand is
 	// finished and the result of the rows read so far printed (and saved).
 	input := describeInput(inputs, r)
-	sigs := notifySignals()
-	defer sigs.stop()
-	src := newBlocks(r)
-	defer src.close()
+	sigs.catch()
 	p := newProgress(e, ef.progress, "score", r.TotalRows()).files(r)
 	var skipped int64
 	var stopped bool
 	for {
-		var ok bool
-		if ok, stopped = src.next(sigs.Done()); !ok || stopped {
+		if stopped = sigs.received(); stopped || !r.Next() {
 			break
 		}
 		if err := est.Add(r.X(), r.Y(), r.Rows()); err != nil {
@@ -203,11 +198,12 @@ func runScore(e *env, args []string) error {
 		}
 	}
 	p.done()
-	// A signal wins over an input error: Ctrl-C in a terminal also stops
-	// the command writing to a pipe, which cuts the stream.
+	// A signal wins over an input error (the reader's error is the
+	// context's when the signal came during Next): Ctrl-C in a terminal
+	// also stops the command writing to a pipe, which cuts the stream.
 	if !stopped {
 		if err := r.Err(); err != nil {
-			if sigs.err("") == nil {
+			if !sigs.received() {
 				return inputError(err)
 			}
 			stopped = true
@@ -221,7 +217,7 @@ func runScore(e *env, args []string) error {
 	// pages go back to the system: 9–25 MiB after 10⁵ rows of 20 columns at
 	// GOGC=10, 23–70 at GOGC=100 (TestScoreReturnsFreeMemory), which the
 	// Result would otherwise keep.
-	src.close()
+	r.Close()
 	releaseMemory()
 	est.Skip(skipped)
 	if est.Rows() < 2 {
