@@ -246,7 +246,15 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, pl
 			return nil, usagef("--like %s: the state scores other views or pairs; give the same columns and groups", m.ef.Like)
 		}
 	}
-	ctx := context.Background()
+	// The reader honours the context that the first SIGINT or SIGTERM
+	// cancels once the reading starts (catch, below).
+	sigs := newSignals()
+	defer func() {
+		if err != nil {
+			sigs.stop()
+		}
+	}()
+	ctx := sigs.Context()
 	d, opts, err := m.in.resolveDataset(ctx, inputs, lay.xcols, lay.ycols)
 	if err != nil {
 		return nil, err
@@ -281,28 +289,16 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, pl
 	if r.DimX() != lay.dimX || r.DimY() != lay.dimY {
 		return nil, fmt.Errorf("%s: the columns changed width while opening the dataset (%d+%d, expected %d+%d)", command, r.DimX(), r.DimY(), lay.dimX, lay.dimY)
 	}
-	res := &multiResult{acc: acc, input: describeInput(inputs, r)}
+	res := &multiResult{acc: acc, input: describeInput(inputs, r), sigs: sigs.catch()}
 	if len(cfg.Sigmas) > 0 && pilot.Rows > 0 {
 		res.pilot, res.pilotRows = pilot.Method.String(), pilot.Rows
 	}
-	res.sigs = notifySignals()
-	defer func() {
-		if err != nil {
-			res.sigs.stop()
-		}
-	}()
-	src := newBlocks(r)
-	defer src.close()
 	p := newProgress(e, m.ef.progress, command, r.TotalRows()).files(r)
 	dx, dy := lay.dimX, lay.dimY
 	var block []float64
 	var skipped int64
 	for {
-		ok, stopped := src.next(res.sigs.Done())
-		if stopped {
-			res.stopped = true
-		}
-		if !ok || stopped {
+		if res.stopped = sigs.received(); res.stopped || !r.Next() {
 			break
 		}
 		n := r.Rows()
@@ -316,7 +312,7 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, pl
 	p.done()
 	if !res.stopped {
 		if err := r.Err(); err != nil {
-			if res.sigs.err("") == nil {
+			if !sigs.received() {
 				return nil, inputError(err)
 			}
 			res.stopped = true
@@ -325,7 +321,7 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, pl
 		}
 	}
 	warnInput(e, r)
-	src.close()
+	r.Close()
 	acc.Skip(skipped)
 	if acc.Rows() < 2 {
 		if res.stopped {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"io"
 	"math"
@@ -135,7 +134,11 @@ func runScore(e *env, args []string) error {
 	if _, err := in.options(xcols, ycols); err != nil {
 		return err
 	}
-	ctx := context.Background()
+	// The reader is opened with the context that the first SIGINT or
+	// SIGTERM cancels once the reading starts (sigs.catch, below).
+	sigs := newSignals()
+	defer sigs.stop()
+	ctx := sigs.Context()
 	d, opts, err := in.resolveDataset(ctx, inputs, xcols, ycols)
 	if err != nil {
 		return err
@@ -157,10 +160,10 @@ func runScore(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer r.Close()
 	sel := r.Columns()
 	cfg.XColumns, cfg.YColumns = sel.X.Labels(), sel.Y.Labels()
 	if err := checkStreamMemory(cfg, r.DimX(), r.DimY(), r.HeldBatchBytes()); err != nil {
-		r.Close()
 		return err
 	}
 	// est takes the rows: the estimator, or with --baseline the batch
@@ -180,12 +183,10 @@ func runScore(e *env, args []string) error {
 			n = 2*(*blocks) + 1
 		}
 		if err := checkBaselineMemory(base.Config(), n); err != nil {
-			r.Close()
 			return err
 		}
 		batch, err = monitor.NewBatch(r.DimX(), r.DimY(), monitor.Config{Stream: cfg, Baseline: base, BaselineBlocks: *blocks})
 		if err != nil {
-			r.Close()
 			return err
 		}
 		batch.ExpectRows(r.TotalRows())
@@ -200,7 +201,6 @@ func runScore(e *env, args []string) error {
 			plain, err = stream.New(r.DimX(), r.DimY(), cfg)
 		}
 		if err != nil {
-			r.Close()
 			return err
 		}
 		est = plain
@@ -208,16 +208,12 @@ func runScore(e *env, args []string) error {
 	// From here on SIGINT and SIGTERM end the reading: the batch in hand is
 	// finished and the result of the rows read so far printed (and saved).
 	input := describeInput(inputs, r)
-	sigs := notifySignals()
-	defer sigs.stop()
-	src := newBlocks(r)
-	defer src.close()
+	sigs.catch()
 	p := newProgress(e, ef.progress, "score", r.TotalRows()).files(r)
 	var skipped int64
 	var stopped bool
 	for {
-		var ok bool
-		if ok, stopped = src.next(sigs.Done()); !ok || stopped {
+		if stopped = sigs.received(); stopped || !r.Next() {
 			break
 		}
 		if err := est.Add(r.X(), r.Y(), r.Rows()); err != nil {
@@ -230,11 +226,12 @@ func runScore(e *env, args []string) error {
 		}
 	}
 	p.done()
-	// A signal wins over an input error: Ctrl-C in a terminal also stops
-	// the command writing to a pipe, which cuts the stream.
+	// A signal wins over an input error (the reader's error is the
+	// context's when the signal came during Next): Ctrl-C in a terminal
+	// also stops the command writing to a pipe, which cuts the stream.
 	if !stopped {
 		if err := r.Err(); err != nil {
-			if sigs.err("") == nil {
+			if !sigs.received() {
 				return inputError(err)
 			}
 			stopped = true
@@ -248,7 +245,7 @@ func runScore(e *env, args []string) error {
 	// pages go back to the system: 9–25 MiB after 10⁵ rows of 20 columns at
 	// GOGC=10, 23–70 at GOGC=100 (TestScoreReturnsFreeMemory), which the
 	// Result would otherwise keep.
-	src.close()
+	r.Close()
 	releaseMemory()
 	est.Skip(skipped)
 	if est.Rows() < 2 {
