@@ -51,5 +51,8 @@ func TestOutputsRefuseDatasetFiles(t *testing.T) {
 		{name: "compare dir onto a data file", args: sample("compare", "csvds", "csvds/p.png"), code: 2, want: []string{"--plot csvds/p.png: ", same}},
 		{name: "sweep glob onto a data file", args: sample("sweep", "csv*/*", "./csvds/p.png"), code: 2, want: []string{"--plot ./csvds/p.png: ", same}},
 		{name: "score dir, a new state", args: score("ds", "s.state"), code: 0, creates: []string{"s.state"}},
+		{name: "monitor dir onto a data file", args: append([]string{"monitor", "ds", "--features", "16", "--window-rows", "200", "--save-state", a}, cols...), code: 2, want: []string{"--save-state " + a + ": ", same}},
+		{name: "monitor glob onto a data file", args: append([]string{"monitor", "ds/**/*.parquet", "--features", "16", "--window-rows", "200", "--save-state", a}, cols...), code: 2, want: []string{same}},
+		{name: "monitor dir, a new state", args: append([]string{"monitor", "ds", "--features", "16", "--window-rows", "200", "--save-state", "m.state"}, cols...), code: 0, creates: []string{"m.state"}},
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/dime-project/dime/dataset"
 	"math"
 	"net"
 	"slices"
@@ -330,6 +331,13 @@ func monitorInput(e *env, sigs *signals, inputs []string, opts decode.Options, m
 		r = o.r
 	}
 	defer r.Close()
+	// No output may write over a file of the dataset, however the dataset
+	// names it (a directory, a glob, a file:// URL), as for score.
+	if dr, ok := r.(interface{ Dataset() *dataset.Dataset }); ok {
+		if err := e.excludeDataset(dr.Dataset()); err != nil {
+			return err
+		}
+	}
 	var held int64 // Kafka's fetches are bounded by franz-go, not counted
 	if h, ok := r.(interface{ HeldBatchBytes() int64 }); ok {
 		held = h.HeldBatchBytes()
