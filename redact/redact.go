@@ -79,6 +79,12 @@ func String(s string) string {
 	return escapeControls(param.ReplaceAllString(s, "${1}${2}${3}"+Mark))
 }
 
+// Controls returns s with its control characters (C0 including tab and
+// newline, DEL, C1) written as \xNN, so that a name from a file (a column's,
+// a path's) cannot move the cursor, clear a terminal or break a table's
+// lines.
+func Controls(s string) string { return escapeControls(s) }
+
 // escapeControls writes the control characters of s (C0, DEL, C1) as \xNN.
 func escapeControls(s string) string {
 	if !strings.ContainsFunc(s, isControl) {

@@ -374,3 +374,38 @@ func TestListingProgress(t *testing.T) {
 		t.Errorf("--progress auto, stderr not a terminal: exit %d, stdout %q, stderr %q; want no listing progress", code, out, errs)
 	}
 }
+
+// TestControlCharactersInTables: column names with an escape sequence, a
+// tab or a carriage return reach score's, rank's and matrix's tables as
+// \xNN, neither raw (a terminal would obey them) nor as cell separators.
+// Before, score printed them raw on its "x columns" and "y columns" lines.
+func TestControlCharactersInTables(t *testing.T) {
+	dir := t.TempDir()
+	esc, tab, cr := "a\x1bcb", "c\td", "e\rf"
+	var csv strings.Builder
+	fmt.Fprintf(&csv, "\"%s\",\"%s\",\"%s\"\n", esc, tab, cr)
+	for i := range 300 {
+		v := float64(i%17) / 17
+		fmt.Fprintf(&csv, "%g,%g,%g\n", v, v*v+float64(i%5)/50, float64(i%7))
+	}
+	path := filepath.Join(dir, "names.csv")
+	if err := os.WriteFile(path, []byte(csv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"score", path, "--x", esc, "--y", tab + "," + cr, "--features", "16"},
+		{"rank", path, "--y", esc, "--x", tab + "," + cr, "--features", "16"},
+		{"matrix", path, "--cols", esc + "," + tab + "," + cr, "--features", "16"},
+	} {
+		code, out, errs := run(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", args[0], code, errs)
+		}
+		if strings.ContainsAny(out, "\x1b\t\r") {
+			t.Errorf("%s: a control character reached the table:\n%q", args[0], out)
+		}
+		if !strings.Contains(out, `a\x1bcb`) || !strings.Contains(out, `c\x09d`) {
+			t.Errorf("%s: the names are not shown escaped:\n%s", args[0], out)
+		}
+	}
+}

@@ -382,7 +382,7 @@ func (o matrixOutput) writeTable(w io.Writer, top int) error {
 	t := newTable(w, 0)
 	fmt.Fprintf(t, "rank\tpair\tdime\t± stderr\tnormalized\tp_value\tq_value\t\n")
 	for _, p := range shown {
-		fmt.Fprintf(t, "%d\t%s ~ %s\t%s\t%s\t%s\t%s\t%s\t\n", p.Rank, p.X, p.Y, fmtSigned(p.DiME), fmtSigned(p.DiMEStdErr), fmtSigned(p.DiMENormalized), fmtPValue(p.PValue), fmtPValue(p.QValue))
+		fmt.Fprintf(t, "%d\t%s ~ %s\t%s\t%s\t%s\t%s\t%s\t\n", p.Rank, cellText(p.X), cellText(p.Y), fmtSigned(p.DiME), fmtSigned(p.DiMEStdErr), fmtSigned(p.DiMENormalized), fmtPValue(p.PValue), fmtPValue(p.QValue))
 	}
 	if err := t.Flush(); err != nil {
 		return err

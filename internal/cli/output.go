@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/dime-project/dime/redact"
 	"io"
 	"math"
 	"strings"
@@ -78,8 +79,8 @@ func writeTable(w io.Writer, r report, extra ...[2]string) error {
 		rows += " (partial: interrupted, the rows read so far)"
 	}
 	line("rows", "%s", rows)
-	line("x columns", "%s", strings.Join(r.XColumns, ", "))
-	line("y columns", "%s", strings.Join(r.YColumns, ", "))
+	line("x columns", "%s", cellText(strings.Join(r.XColumns, ", ")))
+	line("y columns", "%s", cellText(strings.Join(r.YColumns, ", ")))
 	line("kernel", "%s, alpha %g", r.Kernel, r.Alpha)
 	if sc := r.Scaling; sc != nil {
 		line("scaling", "columns standardized, (value - center) / scale, on %s; sigma in those units", describePilotRows(sc.Pilot, sc.PilotRows))
@@ -170,6 +171,11 @@ func printReport(w io.Writer, r report, asJSON bool) error {
 	return writeTable(w, r)
 }
 
+// cellText is the text of a table's cell that holds names from the data
+// (columns, views): its control characters, tab and newline among them,
+// are written as \xNN, so that a name neither splits the cell nor its line.
+func cellText(s string) string { return redact.Controls(s) }
+
 // table is an aligned table whose lines lose their trailing spaces (the
 // padding of empty last cells) when it is flushed: a tabwriter into a
 // buffer.
@@ -195,7 +201,10 @@ func (t *table) Flush() error {
 	var b strings.Builder
 	for _, l := range strings.SplitAfter(t.buf.String(), "\n") {
 		nl := strings.HasSuffix(l, "\n")
-		b.WriteString(strings.TrimRight(l, " \n"))
+		// A control character left in a cell (from a column's name) is
+		// written as \xNN: cells with names are escaped when written
+		// (cellText), and this keeps any other from reaching a terminal.
+		b.WriteString(redact.Controls(strings.TrimRight(l, " \n")))
 		if nl {
 			b.WriteByte('\n')
 		}

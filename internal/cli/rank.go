@@ -599,7 +599,7 @@ func (o rankOutput) writeTable(w io.Writer) error {
 		rows += " partial"
 	}
 	fmt.Fprintf(head, "rows\t%s\n", rows)
-	fmt.Fprintf(head, "target\t%s\n", strings.Join(o.Target, ", "))
+	fmt.Fprintf(head, "target\t%s\n", cellText(strings.Join(o.Target, ", ")))
 	fmt.Fprintf(head, "estimator\trff, D = %d, %s kernel, sigma %s, %d groups (jackknife)\n", o.Features, o.Kernel, o.Sigma, o.Groups)
 	if o.Pilot != "" {
 		fmt.Fprintf(head, "pilot\tscales and bandwidths chosen on %s\n", describePilotRows(o.Pilot, o.PilotRows))
@@ -620,7 +620,7 @@ func (o rankOutput) writeTable(w io.Writer) error {
 		if len(c.Columns) > 1 || c.Columns[0] != c.Name {
 			name += " (" + strings.Join(c.Columns, ",") + ")"
 		}
-		fmt.Fprintf(t, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Rank, name, fmtSigned(c.DiME), fmtSigned(c.DiMEStdErr), fmtSigned(c.DiMENormalized), fmtPValue(c.PValue), fmtPValue(c.QValue))
+		fmt.Fprintf(t, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Rank, cellText(name), fmtSigned(c.DiME), fmtSigned(c.DiMEStdErr), fmtSigned(c.DiMENormalized), fmtPValue(c.PValue), fmtPValue(c.QValue))
 	}
 	if err := t.Flush(); err != nil {
 		return err
