@@ -47,6 +47,10 @@ type Sum struct {
 	sums          []covariance.ExactSum
 	means         []covariance.ExactMean
 	rows, skipped int64
+	// lags are the lag-1 statistics of the views' rows in their order of
+	// arrival, kept while the Sum holds one estimator's rows (a union of
+	// estimators' rows has no order, as in Estimator.Merge); nil otherwise.
+	lags *viewLags
 }
 
 // Add adds the rows of e, flushing its shuffle buffer first. The Sum takes e
@@ -92,6 +96,10 @@ func takeOver(e *Estimator) (*Sum, []*covariance.Accumulator, error) {
 	e.haveLastY = false
 	clear(e.lastY)
 	t.rows, t.skipped, e.rows, e.skipped = e.rows, e.skipped, 0, 0
+	if e.lagX.n > 0 || e.lagY.n > 0 {
+		t.lags = &viewLags{e.lagX, e.lagY}
+	}
+	e.lagX, e.lagY = lagStats{}, lagStats{}
 	// The template is a copy of e's settings without accumulators, so that
 	// the Sum holds none of e's memory.
 	accs := e.accs
@@ -175,7 +183,7 @@ func (s *Sum) mergeHead(other *Sum) error {
 		if err != nil {
 			return err
 		}
-		s.est, s.rows, s.skipped = c, other.rows, other.skipped
+		s.est, s.rows, s.skipped, s.lags = c, other.rows, other.skipped, other.lags.clone()
 		return nil
 	}
 	if s.rows > math.MaxInt64-other.rows || s.skipped > math.MaxInt64-other.skipped {
@@ -186,6 +194,7 @@ func (s *Sum) mergeHead(other *Sum) error {
 	}
 	s.rows += other.rows
 	s.skipped += other.skipped
+	s.lags = nil
 	return nil
 }
 
@@ -230,6 +239,9 @@ func (s *Sum) assemble(acc func(i int) (*covariance.Accumulator, error)) (*Estim
 		}
 	}
 	e.rows, e.skipped = s.rows, s.skipped
+	if l := s.lags.clone(); l != nil {
+		e.lagX, e.lagY = l[0], l[1]
+	}
 	return e, nil
 }
 
@@ -248,7 +260,9 @@ func (e *Estimator) clone() (*Estimator, error) {
 // then either 0 (an empty Sum) or 1 followed by the row and skipped-row
 // counts (8 bytes each), the settings-only state of the estimator that holds
 // the settings, chunk count and shard ids (WriteState's format without the
-// accumulators and means, flag bit 1), the exact sums of the accumulators
+// accumulators and means, flag bit 1) and the lag-1 statistics (lagStats'
+// encoding, empty when the Sum holds several estimators' rows), each with
+// its length (4 bytes), the exact sums of the accumulators
 // in their compact encoding (covariance.ExactSum.AppendCompact, one per
 // accumulator of the state, in its order: 7K + P, or 3K + P without the
 // normalized score) and of the means (ExactMean, 3K), each with its length
@@ -509,6 +523,7 @@ func (w *sumWriter) head(s *Sum) {
 			w.err = err
 		}
 		b = appendBytes(b, st)
+		b = appendBytes(b, s.lags.appendBinary(nil))
 	}
 	w.write(b)
 }
@@ -624,7 +639,94 @@ func (r *sumReader) head() (*Sum, error) {
 	if e.rows != 0 || e.skipped != 0 {
 		return nil, r.bad("the settings hold rows")
 	}
-	return &Sum{est: e, rows: int64(rows), skipped: int64(skipped)}, nil
+	enc, err := r.sized("the lag-1 statistics")
+	if err != nil {
+		return nil, err
+	}
+	lags, err := parseLags(enc, e.dimX, e.dimY)
+	if err != nil {
+		return nil, r.bad("%v", err)
+	}
+	return &Sum{est: e, rows: int64(rows), skipped: int64(skipped), lags: lags}, nil
+}
+
+// viewLags are the lag-1 statistics of views X and Y.
+type viewLags [2]lagStats
+
+// clone returns a copy of l (nil for nil).
+func (l *viewLags) clone() *viewLags {
+	if l == nil {
+		return nil
+	}
+	c := *l
+	for i := range c {
+		v := &c[i]
+		v.shift, v.last, v.s, v.ss, v.sl = slices.Clone(v.shift), slices.Clone(v.last), slices.Clone(v.s), slices.Clone(v.ss), slices.Clone(v.sl)
+	}
+	return &c
+}
+
+// appendBinary appends the encoding of l (nothing for nil): for each view,
+// the rows (8 bytes) and, when there are any, the columns (4 bytes) and the
+// shift, last, s, ss and sl of each column (8 bytes each, in that order).
+func (l *viewLags) appendBinary(b []byte) []byte {
+	if l == nil {
+		return b
+	}
+	le := binary.LittleEndian
+	for _, v := range l {
+		b = le.AppendUint64(b, uint64(v.n))
+		if v.n == 0 {
+			continue
+		}
+		b = le.AppendUint32(b, uint32(len(v.s)))
+		for _, f := range [][]float64{v.shift, v.last, v.s, v.ss, v.sl} {
+			for _, x := range f {
+				b = le.AppendUint64(b, math.Float64bits(x))
+			}
+		}
+	}
+	return b
+}
+
+// parseLags decodes what appendBinary wrote, for views of dimX and dimY
+// columns.
+func parseLags(b []byte, dimX, dimY int) (*viewLags, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	le := binary.LittleEndian
+	var l viewLags
+	for i, d := range []int{dimX, dimY} {
+		if len(b) < 8 {
+			return nil, fmt.Errorf("truncated lag-1 statistics")
+		}
+		n := le.Uint64(b)
+		b = b[8:]
+		if n > math.MaxInt64 {
+			return nil, fmt.Errorf("lag-1 statistics of %d rows", n)
+		}
+		if n == 0 {
+			continue
+		}
+		if len(b) < 4 || le.Uint32(b) != uint32(d) || uint64(len(b)-4) < 5*8*uint64(d) {
+			return nil, fmt.Errorf("lag-1 statistics of another width, or truncated")
+		}
+		b = b[4:]
+		v := lagStats{n: int64(n), haveValues: true}
+		for _, f := range []*[]float64{&v.shift, &v.last, &v.s, &v.ss, &v.sl} {
+			*f = make([]float64, d)
+			for c := range *f {
+				(*f)[c] = math.Float64frombits(le.Uint64(b))
+				b = b[8:]
+			}
+		}
+		l[i] = v
+	}
+	if len(b) != 0 {
+		return nil, fmt.Errorf("%d bytes after the lag-1 statistics", len(b))
+	}
+	return &l, nil
 }
 
 // exact reads the exact sum of accumulator i, which must have description d.

@@ -389,3 +389,66 @@ func TestSumStreams(t *testing.T) {
 		t.Errorf("another bandwidth: %v, want ErrIncompatible", err)
 	}
 }
+
+// TestSumKeepsLagsOfOne checks that a Sum of one estimator's rows keeps
+// their lag-1 autocorrelations, to the bit, through its encoding and
+// WriteSum, MergeSums and EstimatorOfSums of it alone, and that a Sum of
+// two estimators has none (their rows have no order), as Estimator.Merge.
+func TestSumKeepsLagsOfOne(t *testing.T) {
+	const d = 2
+	x, y := rows(t, synth.Spec{Kind: synth.Sine, Dim: d, Noise: 0.3, Seed: 6}, 3000)
+	cfg := testConfig(d, 16, 0, 9)
+	states, one := shardStates(t, cfg, x, y, d, []int{0, 1000, 3000})
+	want, _ := one.Result()
+	if math.IsNaN(want.Lag1X) || math.IsNaN(want.Lag1Y) || want.Lag1X == 0 {
+		t.Fatalf("lag-1 autocorrelations %v and %v", want.Lag1X, want.Lag1Y)
+	}
+	e, _ := New(d, d, cfg)
+	addBlocks(t, e, x, y, d, 700)
+	var s Sum
+	if err := s.Add(e); err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := s.MarshalBinary()
+	var back Sum
+	if err := back.UnmarshalBinary(enc); err != nil {
+		t.Fatal(err)
+	}
+	var merged bytes.Buffer
+	if err := MergeSums(&merged, bytes.NewReader(enc)); err != nil || !bytes.Equal(merged.Bytes(), enc) {
+		t.Fatalf("MergeSums of one sum: %v", err)
+	}
+	fromStream, err := EstimatorOfSums(bytes.NewReader(enc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromSum, _ := back.Estimator()
+	for name, est := range map[string]*Estimator{"Sum": fromSum, "EstimatorOfSums": fromStream} {
+		got, _ := est.Result()
+		if got.Lag1X != want.Lag1X || got.Lag1Y != want.Lag1Y {
+			t.Errorf("%s: lag-1 %v and %v, the estimator's %v and %v", name, got.Lag1X, got.Lag1Y, want.Lag1X, want.Lag1Y)
+		}
+	}
+	var two Sum
+	for _, st := range states {
+		if err := two.Add(readState(t, st)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if two.lags != nil {
+		t.Error("a Sum of two estimators keeps lag-1 statistics")
+	}
+	var a, b bytes.Buffer
+	e1, e2 := readState(t, states[0]), readState(t, states[1])
+	addBlocks(t, e1, x[:600*d], y[:600*d], d, 300) // restored states have no lag statistics: give them some
+	addBlocks(t, e2, x[600*d:1200*d], y[600*d:1200*d], d, 300)
+	WriteSum(&a, e1)
+	WriteSum(&b, e2)
+	est, err := EstimatorOfSums(&a, &b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := est.Result(); !math.IsNaN(r.Lag1X) || !math.IsNaN(r.Lag1Y) {
+		t.Errorf("two estimators' rows: lag-1 %v and %v, want none (NaN)", r.Lag1X, r.Lag1Y)
+	}
+}
