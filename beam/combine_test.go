@@ -150,3 +150,44 @@ func TestTreeCombine(t *testing.T) {
 		})
 	}
 }
+
+// TestPartialChecked checks that a sum is read back only as it was
+// written: a file whose size or checksum is not what its Partial says, or
+// that is gone, fails the stage with its name, and so do changed bytes in
+// an element.
+func TestPartialChecked(t *testing.T) {
+	dir := writeDataset(t, 700)
+	cfg := testConfig()
+	ctx := context.Background()
+	splits := plan(t, dir, cfg)
+	for _, temp := range []string{t.TempDir(), ""} {
+		cfg.TempDir = temp
+		p, err := (&scoreFn{Cfg: cfg}).score(ctx, splits[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := estimatorOf(ctx, Merged{Shards: []Partial{p}}); err != nil {
+			t.Fatal(err)
+		}
+		bad := p
+		bad.CRC ^= 1
+		if _, err := estimatorOf(ctx, Merged{Shards: []Partial{bad}}); err == nil || !strings.Contains(err.Error(), "changed since it was written") {
+			t.Errorf("a changed checksum: %v", err)
+		}
+		bad = p
+		bad.Size++
+		if _, err := estimatorOf(ctx, Merged{Shards: []Partial{bad}}); err == nil || !strings.Contains(err.Error(), "changed since it was written") {
+			t.Errorf("a changed size: %v", err)
+		}
+		if temp == "" {
+			continue
+		}
+		if !strings.HasPrefix(p.Path, temp) || len(p.Data) != 0 {
+			t.Fatalf("the sum is at %q with %d bytes in the element", p.Path, len(p.Data))
+		}
+		os.Remove(p.Path)
+		if _, err := estimatorOf(ctx, Merged{Shards: []Partial{p}}); err == nil || !strings.Contains(err.Error(), p.Path) {
+			t.Errorf("a missing file: %v", err)
+		}
+	}
+}

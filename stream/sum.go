@@ -770,8 +770,12 @@ func (r *sumReader) end() error {
 		return r.bad("checksum mismatch (truncated or corrupted)")
 	}
 	var one [1]byte
-	if n, _ := io.ReadFull(r.r, one[:]); n != 0 {
+	n, err := io.ReadFull(r.r, one[:])
+	if n != 0 {
 		return r.bad("trailing data after the checksum")
+	}
+	if err != nil && err != io.EOF {
+		return fmt.Errorf("%w: sum: at its end: %v", ErrState, err)
 	}
 	return nil
 }
