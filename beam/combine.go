@@ -203,15 +203,7 @@ func writePartial(ctx context.Context, dir, what string, write func(io.Writer) e
 		return Partial{}, err
 	}
 	cw := &checkWriter{crc: crc32.New(castagnoli)}
-	bw := bufio.NewWriterSize(io.MultiWriter(f, cw), 1<<20)
-	err = write(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := writeThrough(io.MultiWriter(f, cw), f, write); err != nil {
 		removeQuietly(ctx, fs, name)
 		return Partial{}, err
 	}

@@ -146,14 +146,7 @@ func writeFile(ctx context.Context, name string, write func(io.Writer) error) er
 	}
 	w, err := fs.OpenWrite(ctx, dst)
 	if err == nil {
-		bw := bufio.NewWriterSize(w, 1<<20)
-		err = write(bw)
-		if err == nil {
-			err = bw.Flush()
-		}
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
+		err = writeThrough(w, w, write)
 	}
 	if err != nil {
 		removeQuietly(ctx, fs, dst)
@@ -176,6 +169,20 @@ func tempName(name string) string {
 		dir, base = path.Split(name)
 	}
 	return dir + "." + base + fmt.Sprintf(".tmp-%016x", rand.Uint64())
+}
+
+// writeThrough calls write with a buffered writer to to, flushes it and
+// closes c (the file or object to commit), returning the first error.
+func writeThrough(to io.Writer, c io.Closer, write func(io.Writer) error) error {
+	bw := bufio.NewWriterSize(to, 1<<20)
+	err := write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := c.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func removeQuietly(ctx context.Context, fs filesystem.Interface, name string) {

@@ -731,30 +731,26 @@ func parseLags(b []byte, dimX, dimY int) (*viewLags, error) {
 
 // exact reads the exact sum of accumulator i, which must have description d.
 func (r *sumReader) exact(i int, d covariance.Description, x *covariance.ExactSum) error {
-	enc, err := r.sized(fmt.Sprintf("exact sum %d", i))
-	if err != nil {
-		return err
-	}
-	if err := x.UnmarshalCompact(enc); err != nil {
-		return r.bad("%v", err)
-	}
-	if x.Description() != d {
-		return r.bad("exact sum %d does not belong to these settings", i)
-	}
-	return nil
+	return r.field(fmt.Sprintf("exact sum %d", i), d, x.UnmarshalCompact, x.Description)
 }
 
 // mean reads the exact mean i, which must have description d.
 func (r *sumReader) mean(i int, d covariance.Description, m *covariance.ExactMean) error {
-	enc, err := r.sized(fmt.Sprintf("exact mean %d", i))
+	return r.field(fmt.Sprintf("exact mean %d", i), d, m.UnmarshalBinary, m.Description)
+}
+
+// field reads a sized field (what) with decode and checks that what it
+// decoded has description d.
+func (r *sumReader) field(what string, d covariance.Description, decode func([]byte) error, desc func() covariance.Description) error {
+	enc, err := r.sized(what)
 	if err != nil {
 		return err
 	}
-	if err := m.UnmarshalBinary(enc); err != nil {
+	if err := decode(enc); err != nil {
 		return r.bad("%v", err)
 	}
-	if m.Description() != d {
-		return r.bad("exact mean %d does not belong to these settings", i)
+	if desc() != d {
+		return r.bad("%s does not belong to these settings", what)
 	}
 	return nil
 }
