@@ -427,8 +427,8 @@ func (f *scoreFn) score(ctx context.Context, sp Split) (Partial, error) {
 // cores keep busy: the estimator of a split already adds its rows with
 // GOMAXPROCS goroutines (at most K with the analytic estimator, P + 5 with
 // permutations), so that running more splits at once gains no speed and
-// holds one estimator (29 MB at D = 256), its buffers and blocks of rows
-// per split. Its capacity is GOMAXPROCS; a split takes splitWeight.
+// holds one estimator (51 MB at D = 256 with 7 groups), its buffers and
+// blocks of rows per split. Its capacity is GOMAXPROCS; a split takes splitWeight.
 var splitSlots = sync.OnceValue(func() *semaphore.Weighted {
 	return semaphore.NewWeighted(int64(runtime.GOMAXPROCS(0)))
 })
