@@ -40,7 +40,7 @@ func init() {
 //     estimator (a global combine emits one Merged even without splits).
 //
 // With n splits there are s = ⌈√n⌉ shards of at most ⌈n/s⌉ ≤ s splits each,
-// so a worker of either level receives at most ⌈√n⌉ sums (31 for the 950
+// so a worker of either level receives at most ⌈√n⌉ sums (31 for the 954
 // splits of 10⁹ rows at the default split size) where a single combine
 // would receive n, whether or not the runner lifts combiners (the portable
 // Flink and Spark runners do not). Both levels add exactly, one accumulator
