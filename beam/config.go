@@ -49,12 +49,23 @@ type Config struct {
 	// auto bandwidths are chosen; 0 means stream.DefaultPilotRows, as
 	// dime score's pilot.
 	SampleRows int
+	// TempDir, when set, is a directory that every worker can write and
+	// read (a local path when the workers share this machine, or a gs://
+	// or s3:// URL) where each split and each shard writes its exact sum,
+	// a file of about 30 MB at D = 256 with float32 products, so that only
+	// the file's name, size and checksum travel through the runner. Give
+	// each pipeline a directory of its own and remove it after the job
+	// (RemoveTemp): the splits' files are removed when the result is
+	// computed, the shards' are left. Empty: the sums travel through the
+	// runner as elements, and a runner such as Prism holds each of them,
+	// several times, in its memory.
+	TempDir string
 }
 
 // DefaultSplitRows is the default Config.SplitRows: about a minute of work
 // for one core at D = 256, large enough that the fixed cost of a split
-// (its estimator's state, about 29 MB at D = 256 with the default 4
-// groups, encoded, added and sent once per split) is small.
+// (its exact sum, about 32 MB at D = 256 with the default 7 groups,
+// written, read and added once per split) is small.
 const DefaultSplitRows = 1 << 20
 
 // MaxSampleRows bounds Config.SampleRows: the sample travels through the

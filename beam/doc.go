@@ -7,10 +7,11 @@
 //
 // # Overview
 //
-// States(s, files, cfg) turns a PCollection of file names, directories and
-// glob patterns into a PCollection of one []byte, the state of the
-// estimator of every row (stream.WriteState; dime merge and
-// stream.ReadState read it), in these steps:
+// Sums(s, files, cfg) turns a PCollection of file names, directories and
+// glob patterns into a PCollection of one Merged, the exact sum of the
+// estimators of every split, which Results turns into the stream.Result of
+// every row and WriteState into its state (stream.WriteState; dime merge
+// and stream.ReadState read it), in these steps:
 //
 //  1. the names are resolved together on a worker by package dataset
 //     (dataset.Resolve) into data files, sorted, each once, as dime
@@ -24,23 +25,31 @@
 //     redistributed over the workers (beam.Reshuffle);
 //  3. each split is read by package decode, block by block in constant memory,
 //     file after file, into a stream.Estimator of its own, whose exact sum
-//     (stream.Sum) is the split's output; a worker process scores only as
-//     many splits at once as its cores keep busy, since each estimator
-//     already adds its rows on GOMAXPROCS goroutines;
-//  4. the splits' sums are added exactly (stream.Sum) in a tree of two levels:
-//     keyed by their split's shard, ⌈√n⌉ shards of at most ⌈√n⌉ of the n
-//     splits each, they are combined per key (beam.CombinePerKey), and the
-//     shards' sums are combined globally (beam.Combine). No worker thus
-//     receives more than ⌈√n⌉ states or sums (31 for the 950 splits of 10⁹
-//     rows), whether or not the runner lifts combiners before the shuffle
-//     (Dataflow and Prism do; Beam's portable Flink and Spark runners do
-//     not). What travels between workers is never rows: exact sums in a
-//     compact encoding (the Sum's coder, beam.RegisterCoder: about 20 MB at
-//     D = 256 with float32 products, 30 MB with float64 products), which
-//     is also how a Sum holds them in memory.
+//     (stream.WriteSum, written one accumulator at a time) is the split's
+//     output; a worker process scores only as many splits at once as its
+//     cores keep busy, since each estimator already adds its rows on
+//     GOMAXPROCS goroutines;
+//  4. the splits' sums are added exactly in a tree of two levels: keyed by
+//     their split's shard, ⌈√n⌉ shards of at most ⌈√n⌉ of the n splits
+//     each, they are grouped per key and added (stream.MergeSums), and the
+//     shards' sums are collected by a global combine into the Merged that
+//     the last stages add (stream.EstimatorOfSums). No worker thus receives
+//     more than ⌈√n⌉ sums (31 for the 954 splits of 10⁹ rows), whether or
+//     not the runner lifts combiners before the shuffle (Beam's portable
+//     Flink and Spark runners do not), and a worker that adds sums holds
+//     one accumulator of each at a time, not the sums.
 //
-// ScoreFiles adds one step, Results, which computes the stream.Result of
-// the merged state: the entropies, mutual information, DiME (analytic with
+// What travels between workers is never rows. With Config.TempDir (the
+// dimebeam command's --temp_location, or a local temporary directory when
+// the workers run in its process) each sum is a file there (stream.Sum's
+// compact exact encoding: 27 MB for a split of 50,000 rows at D = 256 with
+// the defaults, 32 MB for one of 2²⁰ rows, 38 MB for a shard of 31 such
+// splits), and only its name, size and checksum (a Partial) go through the
+// runner. Without a TempDir the sums themselves are the elements, which a
+// runner such as Prism holds and copies in its memory.
+//
+// ScoreFiles is Sums and then Results, which computes the stream.Result of
+// the merged sum: the entropies, mutual information, DiME (analytic with
 // its jackknife over K groups of rows, by permutations when P > 0), the
 // normalized score and the test of independence, as one estimator over the
 // same rows computes them (see below for what depends on the groups).
@@ -77,9 +86,10 @@
 // # Splits: parallelism against a fixed cost
 //
 // A split's estimator holds 7K + P accumulators of (2D)² entries whatever
-// its rows, and its state is written, added exactly and sent once per
-// split: a fixed cost (on Prism about 2 CPU seconds and 29 MB per split at
-// D = 256, BENCHMARKS.md) that a split of 50,000 rows does not amortize. Config.SplitRows (dimebeam
+// its rows, and its sum is written, added exactly and read once per split:
+// a fixed cost (about 27 MB and a few CPU seconds per split at D = 256 with
+// the default 7 groups, BENCHMARKS.md) that a split of 50,000 rows does not
+// amortize. Config.SplitRows (dimebeam
 // --split-rows, default 2²⁰ rows) bounds the rows of a split: the default
 // packs a dataset of many small files into few splits, so that the
 // pipeline costs about what dime score costs on the same files
@@ -115,13 +125,17 @@
 // A half-life (decaying windows) is refused: a pipeline has no row order.
 // The sample of the median and auto rules travels as one element, so it is
 // bounded (MaxSampleRows). Each split being scored holds an estimator,
-// 7K + P packed triangles of about 4·(2D)² bytes (29 MiB at D = 256 with
-// the default K = 4 groups and P = 0), then its Sum, and the combine one
-// Sum per bundle and shard: about 20 MB at D = 256 with float32 products,
-// held as it is shipped. On Prism, which holds every element in memory and
-// copies each one several times on its way through gRPC and its shuffle,
-// dimebeam's peak resident memory is a few hundred MB at D = 256 for one
-// split, more with several (BENCHMARKS.md).
+// 7K + P packed triangles of about 4·(2D)² bytes (51 MiB at D = 256 with
+// the default K = 7 groups and P = 0), and writes its sum one accumulator
+// at a time; a shard's stage holds one accumulator of each of its sums; the
+// last stages hold the merged estimator, as dime score does. With the sums
+// in files, dimebeam's peak resident memory on Prism is 1.4 to 1.6 times
+// dime score's on the same rows, with one split or four (BENCHMARKS.md).
+// Without a TempDir a shard's stage holds its splits' sums whole (up to
+// ⌈√n⌉ × 30 MB), and Prism copies each several times.
+// The lag-1 autocorrelations of the rows (stream.Result.Lag1X, Lag1Y) are
+// reported for a dataset of one split, as dime score reports them; the
+// rows of several splits have no order, and they are left out.
 // File names are expanded on a worker, not put into the job, so that a job
 // stays small whatever the number of files: runners bound the size of a
 // job's description (Dataflow's request limit; Prism v2.77.0 in loopback

@@ -1,7 +1,9 @@
 package dimebeam
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"github.com/dime-project/dime/dataset"
 	"io"
@@ -17,10 +19,12 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/dime-project/dime/outfile"
+	"github.com/dime-project/dime/stream"
 )
 
 func init() {
 	register.DoFn2x1[context.Context, []byte, error](&writeFn{})
+	register.DoFn2x1[context.Context, Merged, error](&writeStateFn{})
 }
 
 // WriteFile writes the one []byte element of col to a file through Beam's
@@ -37,6 +41,36 @@ func init() {
 func WriteFile(s beam.Scope, col beam.PCollection, path string, inputs ...string) {
 	s = s.Scope("dimebeam.WriteFile")
 	beam.ParDo0(s, &writeFn{Path: path, Inputs: inputs}, col)
+}
+
+// WriteState writes the state of the merged sum of sums (the output of
+// Sums) to a file, as WriteFile writes (same paths, same refusals): the
+// state that stream.ReadState and dime merge read. The estimator is built
+// one accumulator at a time from the shards' sums and written as it is, so
+// that the state never travels through the runner as an element.
+func WriteState(s beam.Scope, sums beam.PCollection, path string, inputs ...string) {
+	s = s.Scope("dimebeam.WriteState")
+	beam.ParDo0(s, &writeStateFn{Path: path, Inputs: inputs}, sums)
+}
+
+// writeStateFn writes the state of each merged sum to Path (there is one).
+type writeStateFn struct {
+	Path   string
+	Inputs []string
+}
+
+func (f *writeStateFn) ProcessElement(ctx context.Context, m Merged) error {
+	e, err := estimatorOf(ctx, m)
+	if errors.Is(err, stream.ErrInvalidInput) {
+		return fmt.Errorf("dimebeam: no rows in the input")
+	}
+	if err != nil {
+		return err
+	}
+	if !isURL(f.Path) {
+		return writeLocal(f.Path, f.Inputs, e.WriteState)
+	}
+	return writeFile(ctx, f.Path, e.WriteState)
 }
 
 // CheckOutput returns the error WriteFile would give for path before it
@@ -71,10 +105,14 @@ type writeFn struct {
 }
 
 func (f *writeFn) ProcessElement(ctx context.Context, data []byte) error {
-	if !isURL(f.Path) {
-		return writeLocal(f.Path, f.Inputs, data)
+	write := func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
 	}
-	return writeFile(ctx, f.Path, data)
+	if !isURL(f.Path) {
+		return writeLocal(f.Path, f.Inputs, write)
+	}
+	return writeFile(ctx, f.Path, write)
 }
 
 // isURL reports whether name has a scheme (gs://, s3://, file://).
@@ -84,21 +122,18 @@ func localOptions(inputs []string) outfile.Options {
 	return outfile.Options{Inputs: inputs, Refusal: "which dimebeam does not replace; give a regular file or a new path"}
 }
 
-// writeLocal writes data to a local path with package outfile.
-func writeLocal(name string, inputs []string, data []byte) error {
-	err := outfile.Write(name, localOptions(inputs), func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-	if err != nil {
+// writeLocal writes what write writes to a local path with package
+// outfile.
+func writeLocal(name string, inputs []string, write func(io.Writer) error) error {
+	if err := outfile.Write(name, localOptions(inputs), write); err != nil {
 		return fmt.Errorf("dimebeam: %v", err)
 	}
 	return nil
 }
 
-// writeFile writes data to a URL, atomically where the filesystem can
-// rename.
-func writeFile(ctx context.Context, name string, data []byte) error {
+// writeFile writes what write writes to a URL, atomically where the
+// filesystem can rename.
+func writeFile(ctx context.Context, name string, write func(io.Writer) error) error {
 	fs, err := filesystem.New(ctx, name)
 	if err != nil {
 		return fmt.Errorf("dimebeam: %s: %v", name, err)
@@ -109,7 +144,11 @@ func writeFile(ctx context.Context, name string, data []byte) error {
 	if canRename {
 		dst = tempName(name)
 	}
-	if err := filesystem.Write(ctx, fs, dst, data); err != nil {
+	w, err := fs.OpenWrite(ctx, dst)
+	if err == nil {
+		err = writeThrough(w, w, write)
+	}
+	if err != nil {
 		removeQuietly(ctx, fs, dst)
 		return fmt.Errorf("dimebeam: writing %s: %v", name, err)
 	}
@@ -130,6 +169,20 @@ func tempName(name string) string {
 		dir, base = path.Split(name)
 	}
 	return dir + "." + base + fmt.Sprintf(".tmp-%016x", rand.Uint64())
+}
+
+// writeThrough calls write with a buffered writer to to, flushes it and
+// closes c (the file or object to commit), returning the first error.
+func writeThrough(to io.Writer, c io.Closer, write func(io.Writer) error) error {
+	bw := bufio.NewWriterSize(to, 1<<20)
+	err := write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := c.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func removeQuietly(ctx context.Context, fs filesystem.Interface, name string) {

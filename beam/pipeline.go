@@ -1,12 +1,13 @@
 package dimebeam
 
 import (
-	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"github.com/dime-project/dime/dataset"
 	"github.com/dime-project/dime/decode"
+	"io"
 	"reflect"
 	"runtime"
 	"slices"
@@ -30,9 +31,10 @@ func init() {
 	register.Iter1[dataset.Input]()
 	register.DoFn2x2[context.Context, Split, Sample, error](&sampleFn{})
 	register.DoFn2x2[context.Context, Sample, Bandwidths, error](&chooseFn{})
-	register.DoFn2x3[context.Context, Split, int, *stream.Sum, error](&scoreFn{})
+	register.DoFn2x3[context.Context, Split, int, Partial, error](&scoreFn{})
 	register.Function2x1(withBandwidths)
-	register.DoFn2x2[context.Context, []byte, stream.Result, error](&resultFn{})
+	register.DoFn2x2[context.Context, Merged, stream.Result, error](&resultFn{})
+	register.DoFn2x2[context.Context, Merged, []byte, error](&stateFn{})
 	register.Iter1[string]()
 	register.Emitter1[dataset.Input]()
 	register.Emitter1[Split]()
@@ -43,16 +45,28 @@ func init() {
 // ScoreFiles scores the dataset that files name and returns a PCollection
 // of one stream.Result: the RFF entropies, mutual information and DiME of
 // every row, as one streaming estimator over the same files would give them
-// (see States for how).
+// (see Sums for how).
 func ScoreFiles(s beam.Scope, files beam.PCollection, cfg Config) beam.PCollection {
 	s = s.Scope("dimebeam.ScoreFiles")
-	return Results(s, States(s, files, cfg), cfg)
+	return Results(s, Sums(s, files, cfg), cfg)
 }
 
-// Results returns the stream.Result of each state of states (the output of
-// States, one []byte), reporting the bandwidth rules of cfg.
-func Results(s beam.Scope, states beam.PCollection, cfg Config) beam.PCollection {
-	return beam.ParDo(s.Scope("dimebeam.Results"), &resultFn{Cfg: cfg}, states)
+// Results returns the stream.Result of the merged sum of sums (the output
+// of Sums, one Merged), reporting the bandwidth rules of cfg. It removes
+// the splits' files of Config.TempDir once it has read the sum.
+func Results(s beam.Scope, sums beam.PCollection, cfg Config) beam.PCollection {
+	return beam.ParDo(s.Scope("dimebeam.Results"), &resultFn{Cfg: cfg}, sums)
+}
+
+// States scores the dataset that files name and returns a PCollection of
+// one []byte: the state of the estimator of every row (stream.WriteState),
+// which stream.ReadState and dime merge read. The state is one element of
+// 7K + P accumulators (51.6 MB at D = 256 with the defaults), which a
+// runner such as Prism copies several times: to write it to a file, give
+// Sums to WriteState instead.
+func States(s beam.Scope, files beam.PCollection, cfg Config) beam.PCollection {
+	s = s.Scope("dimebeam.States")
+	return beam.ParDo(s, &stateFn{}, Sums(s, files, cfg))
 }
 
 // Check resolves inputs as States will, on this machine, and opens the
@@ -75,9 +89,9 @@ func Check(ctx context.Context, inputs []string, cfg Config) (files int, err err
 	return len(all), r.Close()
 }
 
-// States scores the dataset that files name and returns a PCollection of
-// one []byte: the state of the estimator of every row (stream.WriteState),
-// which stream.ReadState and dime merge read.
+// Sums scores the dataset that files name and returns a PCollection of one
+// Merged: the exact sum of the estimators of every split, which Results,
+// WriteState and States add into the estimator of every row.
 //
 // The elements of files are what dime score takes as arguments: data files,
 // directories, quoted glob patterns and object-storage URLs (s3://, gs://,
@@ -89,21 +103,22 @@ func Check(ctx context.Context, inputs []string, cfg Config) (files int, err err
 // redistributed over the workers (rows are never shuffled: only the
 // descriptions of the splits are).
 // Every split is read by package decode into a stream.Estimator of its own,
-// and the estimators' states are combined by a CombineFn that merges them
-// exactly (stream.Sum), so that the result is the same, bit for bit,
-// whatever the order in which the runner merges them, and whatever the
-// bundles. When a bandwidth rule looks at the data (median, auto), a first
+// and the estimators are added exactly (stream.Sum) in a tree of two
+// levels (see mergeSums), so that the result is the same, bit for bit,
+// whatever the order in which the runner adds them, and whatever the
+// bundles. With Config.TempDir the sums are written to files there and only
+// their names travel through the runner. When a bandwidth rule looks at the data (median, auto), a first
 // stage draws a seeded uniform sample of Config.SampleRows rows from the
 // whole dataset and chooses the bandwidths on it; they are attached to
 // every split through a side input, so that all splits share one feature
 // map. An invalid
 // configuration panics (check it with Config.Validate first); input errors
 // fail the pipeline with an error naming the file.
-func States(s beam.Scope, files beam.PCollection, cfg Config) beam.PCollection {
+func Sums(s beam.Scope, files beam.PCollection, cfg Config) beam.PCollection {
 	if err := cfg.Validate(); err != nil {
 		panic(err)
 	}
-	s = s.Scope("dimebeam.States")
+	s = s.Scope("dimebeam.Sums")
 	names := beam.GroupByKey(s, beam.AddFixedKey(s, files))
 	inputs := beam.Reshuffle(s, beam.ParDo(s, &resolveFn{Cfg: cfg}, names))
 	footers := beam.GroupByKey(s, beam.AddFixedKey(s, beam.ParDo(s, &footerFn{Cfg: cfg}, inputs)))
@@ -116,7 +131,7 @@ func States(s beam.Scope, files beam.PCollection, cfg Config) beam.PCollection {
 		bw := ChooseBandwidths(s, splits, cfg)
 		splits = beam.Reshuffle(s, beam.ParDo(s, withBandwidths, splits, beam.SideInput{Input: bw}))
 	}
-	return combineStates(s, beam.ParDo(s, &scoreFn{Cfg: cfg}, splits))
+	return mergeSums(s, beam.ParDo(s, &scoreFn{Cfg: cfg}, splits), cfg)
 }
 
 // withBandwidths gives a split the bandwidths chosen on the sample.
@@ -313,24 +328,24 @@ func (b Bandwidths) splitConfig(cfg Config) stream.Config {
 }
 
 // scoreFn reads a split into an estimator of its own and emits its exact
-// sum (stream.Sum, which holds and ships its entries compactly: 20 MB at D =
-// 256 where the estimator and its float64 state take 29 MB each), keyed by
-// the split's shard.
+// sum (stream.WriteSum: about 27 MB at D = 256 where the estimator and its
+// float64 state take 51 MB each), written to a file of Config.TempDir or
+// held in the element, keyed by the split's shard.
 type scoreFn struct{ Cfg Config }
 
-func (f *scoreFn) ProcessElement(ctx context.Context, sp Split) (int, *stream.Sum, error) {
+func (f *scoreFn) ProcessElement(ctx context.Context, sp Split) (int, Partial, error) {
 	sum, err := f.score(ctx, sp)
 	return sp.Shard, sum, err
 }
 
-func (f *scoreFn) score(ctx context.Context, sp Split) (*stream.Sum, error) {
+func (f *scoreFn) score(ctx context.Context, sp Split) (Partial, error) {
 	cfg := sp.Bandwidths.splitConfig(f.Cfg)
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("dimebeam: %s: %v", sp, err)
+		return Partial{}, fmt.Errorf("dimebeam: %s: %v", sp, err)
 	}
 	w := splitWeight(cfg, runtime.GOMAXPROCS(0))
 	if err := splitSlots().Acquire(ctx, w); err != nil {
-		return nil, err
+		return Partial{}, err
 	}
 	defer splitSlots().Release(w)
 	// The split's rows are cut into blocks of the batch size across its
@@ -389,27 +404,31 @@ func (f *scoreFn) score(ctx context.Context, sp Split) (*stream.Sum, error) {
 		err = addBlock(bn)
 	}
 	if err != nil {
-		return nil, err
+		return Partial{}, err
 	}
 	if est == nil { // no rows: the state of an empty estimator counts the skipped ones
 		if est, err = stream.New(max(dimX, 1), max(dimY, 1), cfg); err != nil {
-			return nil, fmt.Errorf("dimebeam: %s: %v", sp, err)
+			return Partial{}, fmt.Errorf("dimebeam: %s: %v", sp, err)
 		}
 	}
 	est.Skip(skipped)
-	var sum stream.Sum
-	if err := sum.Add(est); err != nil {
-		return nil, fmt.Errorf("dimebeam: %s: %v", sp, err)
+	// The sum is written one accumulator at a time, each let go of once
+	// written: the split holds its estimator, not also its sum.
+	sum, err := writePartial(ctx, f.Cfg.TempDir, fmt.Sprintf("split-%d", sp.Shard), func(w io.Writer) error {
+		return stream.WriteSum(w, est)
+	})
+	if err != nil {
+		return Partial{}, fmt.Errorf("dimebeam: %s: writing its sum: %v", sp, err)
 	}
-	return &sum, nil
+	return sum, nil
 }
 
 // splitSlots admits into a process only as many splits at once as its
 // cores keep busy: the estimator of a split already adds its rows with
 // GOMAXPROCS goroutines (at most K with the analytic estimator, P + 5 with
 // permutations), so that running more splits at once gains no speed and
-// holds one estimator (29 MB at D = 256), its buffers and blocks of rows
-// per split. Its capacity is GOMAXPROCS; a split takes splitWeight.
+// holds one estimator (51 MB at D = 256 with 7 groups), its buffers and
+// blocks of rows per split. Its capacity is GOMAXPROCS; a split takes splitWeight.
 var splitSlots = sync.OnceValue(func() *semaphore.Weighted {
 	return semaphore.NewWeighted(int64(runtime.GOMAXPROCS(0)))
 })
@@ -424,17 +443,18 @@ func splitWeight(cfg stream.Config, procs int) int64 {
 	return int64(max(1, min(procs, useful)))
 }
 
-// resultFn computes the result of the merged state.
+// resultFn computes the result of the merged sum.
 type resultFn struct{ Cfg Config }
 
-func (f *resultFn) ProcessElement(ctx context.Context, state []byte) (stream.Result, error) {
-	if len(state) == 0 {
+func (f *resultFn) ProcessElement(ctx context.Context, m Merged) (stream.Result, error) {
+	e, err := estimatorOf(ctx, m)
+	if errors.Is(err, stream.ErrInvalidInput) {
 		return stream.Result{}, fmt.Errorf("dimebeam: no rows in the input")
 	}
-	e, err := stream.ReadState(bytes.NewReader(state))
 	if err != nil {
 		return stream.Result{}, err
 	}
+	removeSplits(ctx, m)
 	if e.Rows() < 2 {
 		return stream.Result{}, fmt.Errorf("dimebeam: %d rows in the input: need at least 2", e.Rows())
 	}
@@ -451,4 +471,18 @@ func (f *resultFn) ProcessElement(ctx context.Context, state []byte) (stream.Res
 		r.BandwidthY = f.Cfg.Stream.BandwidthY
 	}
 	return r, nil
+}
+
+// stateFn returns the state of the merged sum (nil when it has no rows).
+type stateFn struct{}
+
+func (stateFn) ProcessElement(ctx context.Context, m Merged) ([]byte, error) {
+	e, err := estimatorOf(ctx, m)
+	if errors.Is(err, stream.ErrInvalidInput) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return e.MarshalBinary()
 }

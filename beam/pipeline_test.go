@@ -368,9 +368,9 @@ func TestMedianSharedBandwidth(t *testing.T) {
 	want := splitSum(t, dir, fixed)
 	p, s := beam.NewPipelineWithRoot()
 	files := beam.Create(s, dir)
-	states := States(s, files, cfg)
-	passert.Equals(s, beam.ParDo(s, withoutShards, states), want)
-	passert.Equals(s, beam.ParDo(s, describeBandwidths, Results(s, states, cfg)),
+	sums := Sums(s, files, cfg)
+	passert.Equals(s, beam.ParDo(s, withoutShards, beam.ParDo(s, &stateFn{}, sums)), want)
+	passert.Equals(s, beam.ParDo(s, describeBandwidths, Results(s, sums, cfg)),
 		fmt.Sprintf("median 0.9 %.17g %.17g", bw.SigmaX, 0.9))
 	runOn(t, "", p)
 }
@@ -392,9 +392,10 @@ func TestRowGroupSplits(t *testing.T) {
 	want := splitSum(t, dir, cfg)
 	one := mustResult(t, oneEstimator(t, dir, cfg.Stream))
 	p, s := beam.NewPipelineWithRoot()
-	states := States(s, beam.Create(s, dir), cfg)
-	passert.Equals(s, beam.ParDo(s, withoutShards, states), want)
-	passert.AllWithinBounds(s, beam.ParDo(s, &relErrFn{Want: quantities(one)}, Results(s, states, cfg)), 0, 1e-9)
+	cfg.TempDir = t.TempDir() // the sums in files
+	sums := Sums(s, beam.Create(s, dir), cfg)
+	passert.Equals(s, beam.ParDo(s, withoutShards, beam.ParDo(s, &stateFn{}, sums)), want)
+	passert.AllWithinBounds(s, beam.ParDo(s, &relErrFn{Want: quantities(one)}, Results(s, sums, cfg)), 0, 1e-9)
 	runOn(t, "", p)
 }
 

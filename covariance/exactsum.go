@@ -39,13 +39,13 @@ import (
 // accumulators of another description are refused with ErrIncompatible.
 //
 // An ExactSum holds its entries as the compact encoding ships them
-// (AppendCompact): each 128-bit entry in 15 bits plus its significant bits,
-// in one stream of bits, so that what it holds is what it ships, about 5.5
-// bytes an entry for the sums of float32 products and 8 to 9 for float64
-// (an Accumulator holds 8, the 128-bit entries would take 16). Add and Merge
-// rewrite the stream in one pass: they cost about a decoding and an
-// encoding of it, and hold the old and the new stream of this one sum
-// while they run.
+// (AppendCompact): each 128-bit entry in its significant bits and a
+// Huffman-coded description of its length, sign and trailing zeros, so that
+// what it holds is what it ships, about 4 to 5 bytes an entry for the sums
+// of float32 products and 8 for float64 (an Accumulator holds 8, the 128-bit
+// entries would take 16). Add and Merge decode the stream into 16 bytes an
+// entry, add, and encode it again: they hold that and the new stream of this
+// one sum while they run.
 type ExactSum struct {
 	desc   Description
 	p      int    // feature dimension 2D; 0 in the zero value
@@ -72,12 +72,6 @@ func (s *ExactSum) Empty() bool { return s.p == 0 }
 // Budget returns the part of MaxExactBudget used so far.
 func (s *ExactSum) Budget() uint64 { return s.budget }
 
-// adopt gives an empty sum the description d.
-func (s *ExactSum) adopt(d Description) {
-	s.desc, s.p = d, d.Dim()
-	s.c = make([]byte, (compactMinBits*s.entries()+7)/8) // every entry 0: seven zero bits
-}
-
 // entries returns the number of entries of the upper triangle.
 func (s *ExactSum) entries() int { return s.p * (s.p + 1) / 2 }
 
@@ -95,7 +89,7 @@ func (s *ExactSum) compatible(d Description) error {
 // Add adds a's sum and weight. A nil or empty (zero-value) a is a no-op. An
 // a of another description, or one that would take the budget past
 // MaxExactBudget, is refused and s is left unchanged.
-func (s *ExactSum) Add(a *Accumulator) error {
+func (s *ExactSum) Add(a *Accumulator) (err error) {
 	if a == nil || a.empty() {
 		return nil
 	}
@@ -116,50 +110,84 @@ func (s *ExactSum) Add(a *Accumulator) error {
 	if carry != 0 || budget > MaxExactBudget {
 		return fmt.Errorf("%w: exact sum beyond its range (%d of %d)", ErrInvalid, s.budget, uint64(MaxExactBudget))
 	}
+	var sum []uint64
 	if s.p == 0 {
-		s.adopt(a.desc)
+		s.desc, s.p = a.desc, a.desc.Dim()
+		sum = make([]uint64, 2*s.entries())
+	} else if sum, err = s.values(); err != nil {
+		return err
 	}
-	s.budget = budget
-	r, w := bitReader{b: s.c}, newBitWriter(len(s.c))
+	k := 0
 	for i := range p {
 		for _, v := range a.sum.Row(i) {
-			lo, hi := r.entry()
 			vlo, vhi := toFixed(v)
-			w.entry(add128(lo, hi, vlo, vhi))
+			sum[k], sum[k+1] = add128(sum[k], sum[k+1], vlo, vhi)
+			k += 2
 		}
 	}
-	s.c = w.done()
+	s.setValues(sum)
+	s.budget = budget
 	lo, hi := toFixed(a.weight)
 	s.weight[0], s.weight[1] = add128(s.weight[0], s.weight[1], lo, hi)
 	return nil
 }
 
-// Merge adds other to s. A nil or empty other is a no-op; an empty s adopts
-// other's description. Sums of different descriptions, or whose budgets
-// total more than MaxExactBudget, are refused and s is left unchanged.
-func (s *ExactSum) Merge(other *ExactSum) error {
-	if other == nil || other.p == 0 {
+// Merge adds others to s: decoding s once and each of others once, and
+// encoding the total once. Nil or empty others are no-ops; an empty s adopts
+// the description of the first other. Sums of different descriptions, or
+// whose budgets total more than MaxExactBudget, are refused and s is left
+// unchanged.
+func (s *ExactSum) Merge(others ...*ExactSum) error {
+	budget, desc := s.budget, s.desc
+	var add []*ExactSum
+	for _, o := range others {
+		if o == nil || o.p == 0 {
+			continue
+		}
+		if len(add) > 0 || s.p != 0 {
+			if diff := desc.diff(o.desc); diff != "" {
+				return fmt.Errorf("%w: %s", ErrIncompatible, diff)
+			}
+		}
+		var carry uint64
+		if budget, carry = bits.Add64(budget, o.budget, 0); carry != 0 || budget > MaxExactBudget {
+			return fmt.Errorf("%w: exact sum beyond its range (%d + %d of %d)", ErrInvalid, budget-o.budget, o.budget, uint64(MaxExactBudget))
+		}
+		desc = o.desc
+		add = append(add, o)
+	}
+	if len(add) == 0 {
 		return nil
 	}
-	if err := s.compatible(other.desc); err != nil {
-		return err
+	if s.p == 0 && len(add) == 1 {
+		// A copy: the stream as it is.
+		o := add[0]
+		s.desc, s.p, s.c, s.budget, s.weight = o.desc, o.p, slices.Clone(o.c), o.budget, o.weight
+		return nil
 	}
-	budget, carry := bits.Add64(s.budget, other.budget, 0)
-	if carry != 0 || budget > MaxExactBudget {
-		return fmt.Errorf("%w: exact sum beyond its range (%d + %d of %d)", ErrInvalid, s.budget, other.budget, uint64(MaxExactBudget))
-	}
+	var sum []uint64
 	if s.p == 0 {
-		s.adopt(other.desc)
+		p := desc.Dim()
+		sum = make([]uint64, p*(p+1))
+	} else {
+		var err error
+		if sum, err = s.values(); err != nil {
+			return err
+		}
 	}
-	s.budget = budget
-	r, o, w := bitReader{b: s.c}, bitReader{b: other.c}, newBitWriter(max(len(s.c), len(other.c)))
-	for range s.entries() {
-		lo, hi := r.entry()
-		olo, ohi := o.entry()
-		w.entry(add128(lo, hi, olo, ohi))
+	weight := s.weight
+	for _, o := range add {
+		v, err := o.values()
+		if err != nil {
+			return err
+		}
+		for k := 0; k < len(sum); k += 2 {
+			sum[k], sum[k+1] = add128(sum[k], sum[k+1], v[k], v[k+1])
+		}
+		weight[0], weight[1] = add128(weight[0], weight[1], o.weight[0], o.weight[1])
 	}
-	s.c = w.done()
-	s.weight[0], s.weight[1] = add128(s.weight[0], s.weight[1], other.weight[0], other.weight[1])
+	s.desc, s.p, s.c = desc, desc.Dim(), encodeCompact(sum, desc.Dim())
+	s.budget, s.weight = budget, weight
 	return nil
 }
 
@@ -171,11 +199,16 @@ func (s *ExactSum) Accumulator() (*Accumulator, error) {
 		return nil, ErrEmpty
 	}
 	a := &Accumulator{desc: s.desc, sum: linalg.NewTriangle(s.p), weight: fromFixed(s.weight[0], s.weight[1])}
-	r := bitReader{b: s.c}
+	v, err := s.values()
+	if err != nil {
+		return nil, err
+	}
+	k := 0
 	for i := range s.p {
 		row := a.sum.Row(i)
 		for j := range row {
-			row[j] = fromFixed(r.entry())
+			row[j] = fromFixed(v[k], v[k+1])
+			k += 2
 		}
 	}
 	return a, nil
@@ -303,12 +336,13 @@ func (s *ExactSum) AppendBinary(b []byte) ([]byte, error) {
 		b = le.AppendUint64(b, s.budget)
 		b = le.AppendUint64(b, s.weight[0])
 		b = le.AppendUint64(b, s.weight[1])
-		b = slices.Grow(b, 16*s.entries()+checksumSize)
-		r := bitReader{b: s.c}
-		for range s.entries() {
-			lo, hi := r.entry()
-			b = le.AppendUint64(b, lo)
-			b = le.AppendUint64(b, hi)
+		v, err := s.values()
+		if err != nil {
+			return nil, err
+		}
+		b = slices.Grow(b, 8*len(v)+checksumSize)
+		for _, w := range v {
+			b = le.AppendUint64(b, w)
 		}
 	}
 	return le.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
@@ -327,19 +361,16 @@ func (s *ExactSum) UnmarshalBinary(data []byte) error {
 		return nil
 	}
 	le := binary.LittleEndian
-	var t ExactSum
-	t.adopt(desc)
-	t.budget = budget
-	t.weight = [2]uint64{le.Uint64(data[descSize+8:]), le.Uint64(data[descSize+16:])}
-	w := newBitWriter(len(t.c))
-	for off := exactHeaderSize; off < len(data)-checksumSize; off += 16 {
-		lo, hi := le.Uint64(data[off:]), le.Uint64(data[off+8:])
-		if lo == 0 && hi == 1<<63 { // −2¹²⁷, far beyond the budget, and 128 bits of magnitude
-			return fmt.Errorf("%w: entry %d out of range", ErrFormat, (off-exactHeaderSize)/16)
+	t := ExactSum{desc: desc, p: desc.Dim(), budget: budget,
+		weight: [2]uint64{le.Uint64(data[descSize+8:]), le.Uint64(data[descSize+16:])}}
+	v := make([]uint64, 2*t.entries())
+	for k, off := 0, exactHeaderSize; off < len(data)-checksumSize; k, off = k+2, off+16 {
+		v[k], v[k+1] = le.Uint64(data[off:]), le.Uint64(data[off+8:])
+		if v[k] == 0 && v[k+1] == 1<<63 { // −2¹²⁷, far beyond the budget, and 128 bits of magnitude
+			return fmt.Errorf("%w: entry %d out of range", ErrFormat, k/2)
 		}
-		w.entry(lo, hi)
 	}
-	t.c = w.done()
+	t.setValues(v)
 	*s = t
 	return nil
 }

@@ -132,6 +132,8 @@ func resolveDataFree(b vocab.Bandwidth, d int) float64 {
 // the copies of X and Y and the self joints of X and Y), then the permuted
 // joints; the means are those of X, Y and joint per group.
 func layout(cfg Config, spec rff.PairSpec) (accs, means []covariance.Description) {
+	accs = make([]covariance.Description, 0, 7*cfg.groups()+cfg.Permutations)
+	means = make([]covariance.Description, 0, 3*cfg.groups())
 	d := func(part covariance.Part, index int) covariance.Description {
 		return covariance.Description{Map: spec, Part: part, Index: index}
 	}
@@ -156,7 +158,8 @@ func (e *Estimator) start(sigmaX, sigmaY float64) error {
 	return e.startAccumulators(sigmaX, sigmaY, false)
 }
 
-// startAccumulators is start; a template's accumulators are zero values.
+// startAccumulators is start; a template's accumulators and means are zero
+// values.
 func (e *Estimator) startAccumulators(sigmaX, sigmaY float64, template bool) error {
 	spec := e.cfg.pairSpec(e.dimX, e.dimY, sigmaX, sigmaY)
 	if err := spec.Validate(); err != nil {
@@ -176,6 +179,10 @@ func (e *Estimator) startAccumulators(sigmaX, sigmaY float64, template bool) err
 	}
 	means := make([]*covariance.Mean, len(meanDescs))
 	for i, d := range meanDescs {
+		if template {
+			means[i] = new(covariance.Mean)
+			continue
+		}
 		var err error
 		if means[i], err = covariance.NewMean(d); err != nil {
 			return err
@@ -186,8 +193,11 @@ func (e *Estimator) startAccumulators(sigmaX, sigmaY float64, template bool) err
 }
 
 // startTemplate starts an estimator that only holds settings, a Sum's
-// template: its means are zero and its accumulators zero values, which hold
-// no memory (a Sum keeps the sums themselves).
+// template: its accumulators and means are zero values, which hold no
+// memory (a Sum keeps the sums themselves), so that decoding a Sum's
+// settings allocates no more than the settings' bytes (plus the layout, at
+// most 7·MaxGroups + MaxPermutations descriptions), whatever the features
+// and groups they claim.
 func (e *Estimator) startTemplate(sigmaX, sigmaY float64) error {
 	return e.startAccumulators(sigmaX, sigmaY, true)
 }

@@ -634,10 +634,11 @@ func (d *stateDecoder) decode(flags byte, settingsOK, scaled bool) *Estimator {
 	// The last row's Y features, the accumulators and the means: check that
 	// the input holds them all before allocating any.
 	p := 2 * uint64(features)
-	accDescs, meanDescs := layout(c, spec)
-	A, M := uint64(len(accDescs)), uint64(len(meanDescs))
-	if settingsOnly {
-		A, M = 0, 0
+	var accDescs, meanDescs []covariance.Description
+	var A, M uint64
+	if !settingsOnly { // a settings-only state needs no layout
+		accDescs, meanDescs = layout(c, spec)
+		A, M = uint64(len(accDescs)), uint64(len(meanDescs))
 	}
 	accSize := uint64(covariance.EncodedSize(int(features)))
 	meanSize := uint64(covariance.MeanEncodedSize(int(features)))

@@ -3,6 +3,7 @@ package stream
 import (
 	"bytes"
 	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -281,5 +282,173 @@ func TestSumRefuses(t *testing.T) {
 	var e2 Sum
 	if err := e2.UnmarshalBinary(empty); err != nil || !e2.Empty() {
 		t.Errorf("empty sum: %v", err)
+	}
+}
+
+// TestSumStreams checks the streaming forms of a Sum against the Sum:
+// WriteSum writes the bytes of Add then MarshalBinary; MergeSums of
+// encodings, in any order and with empty Sums among them, writes the bytes
+// of their merged Sum; EstimatorOfSums gives the state of its Estimator.
+// They refuse what Merge refuses: a Sum given twice (its shards would count
+// twice), other settings, damaged bytes.
+func TestSumStreams(t *testing.T) {
+	const d = 2
+	x, y := rows(t, synth.Spec{Kind: synth.Sine, Dim: d, Noise: 0.3, Seed: 5}, 6000)
+	for _, perms := range []int{0, 2} {
+		cfg := testConfig(d, 24, perms, 9)
+		states, _ := shardStates(t, cfg, x, y, d, []int{0, 900, 2500, 2501 + 699, 6000})
+		var encs [][]byte
+		var total Sum
+		for _, st := range states {
+			var s Sum
+			if err := s.Add(readState(t, st)); err != nil {
+				t.Fatal(err)
+			}
+			want, _ := s.MarshalBinary()
+			var buf bytes.Buffer
+			if err := WriteSum(&buf, readState(t, st)); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(buf.Bytes(), want) {
+				t.Fatalf("P = %d: WriteSum differs from Add and MarshalBinary", perms)
+			}
+			encs = append(encs, want)
+			if err := total.Merge(&s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, _ := total.MarshalBinary()
+		wantEst, _ := total.Estimator()
+		wantState, _ := wantEst.MarshalBinary()
+		empty, _ := (&Sum{}).MarshalBinary()
+		r := rand.New(rand.NewPCG(25, uint64(perms)))
+		for trial := range 4 {
+			ins := []io.Reader{bytes.NewReader(empty)}
+			for _, i := range r.Perm(len(encs)) {
+				ins = append(ins, bytes.NewReader(encs[i]))
+			}
+			r.Shuffle(len(ins), func(i, j int) { ins[i], ins[j] = ins[j], ins[i] })
+			var buf bytes.Buffer
+			if err := MergeSums(&buf, ins...); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(buf.Bytes(), want) {
+				t.Fatalf("P = %d, trial %d: MergeSums differs from Merge", perms, trial)
+			}
+			for _, in := range ins {
+				in.(*bytes.Reader).Seek(0, io.SeekStart)
+			}
+			e, err := EstimatorOfSums(ins...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st, _ := e.MarshalBinary(); !bytes.Equal(st, wantState) {
+				t.Fatalf("P = %d, trial %d: EstimatorOfSums differs from Estimator", perms, trial)
+			}
+		}
+		// Merging merged sums gives the same bytes.
+		var ab, cd, all bytes.Buffer
+		MergeSums(&ab, bytes.NewReader(encs[0]), bytes.NewReader(encs[1]))
+		MergeSums(&cd, bytes.NewReader(encs[2]), bytes.NewReader(encs[3]), bytes.NewReader(empty))
+		if err := MergeSums(&all, &cd, &ab); err != nil || !bytes.Equal(all.Bytes(), want) {
+			t.Fatalf("P = %d: a tree of MergeSums differs: %v", perms, err)
+		}
+		var none bytes.Buffer
+		if err := MergeSums(&none, bytes.NewReader(empty)); err != nil || !bytes.Equal(none.Bytes(), empty) {
+			t.Fatalf("MergeSums of an empty sum: %v", err)
+		}
+		if _, err := EstimatorOfSums(bytes.NewReader(empty)); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("EstimatorOfSums of an empty sum: %v", err)
+		}
+		if err := MergeSums(io.Discard, bytes.NewReader(encs[0]), bytes.NewReader(encs[0])); !errors.Is(err, ErrOverlap) {
+			t.Errorf("a sum given twice: %v, want ErrOverlap", err)
+		}
+		for name, data := range map[string][]byte{"truncated": encs[1][:len(encs[1])-1], "trailing": append(bytes.Clone(encs[1]), 0),
+			"state": states[1], "nothing": nil} {
+			if err := MergeSums(io.Discard, bytes.NewReader(encs[0]), bytes.NewReader(data)); !errors.Is(err, ErrState) {
+				t.Errorf("%s: %v, want ErrState", name, err)
+			}
+			if _, err := EstimatorOfSums(bytes.NewReader(data), bytes.NewReader(encs[0])); !errors.Is(err, ErrState) {
+				t.Errorf("%s: %v, want ErrState", name, err)
+			}
+		}
+	}
+	other := testConfig(d, 24, 0, 9)
+	other.BandwidthX = vocab.Sigma(3)
+	var encs [][]byte
+	for _, c := range []Config{testConfig(d, 24, 0, 9), other} {
+		e, _ := New(d, d, c)
+		addBlocks(t, e, x[:2000], y[:2000], d, 700)
+		var buf bytes.Buffer
+		if err := WriteSum(&buf, e); err != nil {
+			t.Fatal(err)
+		}
+		encs = append(encs, buf.Bytes())
+	}
+	if err := MergeSums(io.Discard, bytes.NewReader(encs[0]), bytes.NewReader(encs[1])); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("another bandwidth: %v, want ErrIncompatible", err)
+	}
+}
+
+// TestSumKeepsLagsOfOne checks that a Sum of one estimator's rows keeps
+// their lag-1 autocorrelations, to the bit, through its encoding and
+// WriteSum, MergeSums and EstimatorOfSums of it alone, and that a Sum of
+// two estimators has none (their rows have no order), as Estimator.Merge.
+func TestSumKeepsLagsOfOne(t *testing.T) {
+	const d = 2
+	x, y := rows(t, synth.Spec{Kind: synth.Sine, Dim: d, Noise: 0.3, Seed: 6}, 3000)
+	cfg := testConfig(d, 16, 0, 9)
+	states, one := shardStates(t, cfg, x, y, d, []int{0, 1000, 3000})
+	want, _ := one.Result()
+	if math.IsNaN(want.Lag1X) || math.IsNaN(want.Lag1Y) || want.Lag1X == 0 {
+		t.Fatalf("lag-1 autocorrelations %v and %v", want.Lag1X, want.Lag1Y)
+	}
+	e, _ := New(d, d, cfg)
+	addBlocks(t, e, x, y, d, 700)
+	var s Sum
+	if err := s.Add(e); err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := s.MarshalBinary()
+	var back Sum
+	if err := back.UnmarshalBinary(enc); err != nil {
+		t.Fatal(err)
+	}
+	var merged bytes.Buffer
+	if err := MergeSums(&merged, bytes.NewReader(enc)); err != nil || !bytes.Equal(merged.Bytes(), enc) {
+		t.Fatalf("MergeSums of one sum: %v", err)
+	}
+	fromStream, err := EstimatorOfSums(bytes.NewReader(enc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromSum, _ := back.Estimator()
+	for name, est := range map[string]*Estimator{"Sum": fromSum, "EstimatorOfSums": fromStream} {
+		got, _ := est.Result()
+		if got.Lag1X != want.Lag1X || got.Lag1Y != want.Lag1Y {
+			t.Errorf("%s: lag-1 %v and %v, the estimator's %v and %v", name, got.Lag1X, got.Lag1Y, want.Lag1X, want.Lag1Y)
+		}
+	}
+	var two Sum
+	for _, st := range states {
+		if err := two.Add(readState(t, st)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if two.lags != nil {
+		t.Error("a Sum of two estimators keeps lag-1 statistics")
+	}
+	var a, b bytes.Buffer
+	e1, e2 := readState(t, states[0]), readState(t, states[1])
+	addBlocks(t, e1, x[:600*d], y[:600*d], d, 300) // restored states have no lag statistics: give them some
+	addBlocks(t, e2, x[600*d:1200*d], y[600*d:1200*d], d, 300)
+	WriteSum(&a, e1)
+	WriteSum(&b, e2)
+	est, err := EstimatorOfSums(&a, &b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := est.Result(); !math.IsNaN(r.Lag1X) || !math.IsNaN(r.Lag1Y) {
+		t.Errorf("two estimators' rows: lag-1 %v and %v, want none (NaN)", r.Lag1X, r.Lag1Y)
 	}
 }

@@ -179,7 +179,8 @@ func TestDefaultPrecision(t *testing.T) {
 	}
 	got := decodeJSON(t, out)
 	want := decodeJSON(t, dime(t, append(append([]string{"score", "--json"}, f...), dir)...))
-	for _, q := range []string{"entropy_x", "entropy_y", "entropy_joint", "mutual_information", "dime_analytic", "dime", "dime_stderr", "dime_normalized", "p_value"} {
+	for _, q := range []string{"entropy_x", "entropy_y", "entropy_joint", "mutual_information", "dime_analytic", "dime", "dime_stderr", "dime_normalized", "p_value",
+		"lag1_autocorrelation_x", "lag1_autocorrelation_y"} {
 		if got[q] != want[q] {
 			t.Errorf("%s: %v, dime score %v", q, got[q], want[q])
 		}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"github.com/dime-project/dime/dataset"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -121,23 +123,58 @@ func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		}
 	}
 
+	cfg.TempDir, err = tempDir(local)
+	if err != nil {
+		return err
+	}
 	p, s := beam.NewPipelineWithRoot()
-	states := dimebeam.States(s, beam.CreateList(s, inputs), cfg)
+	sums := dimebeam.Sums(s, beam.CreateList(s, inputs), cfg)
 	rf := &reportFn{Input: input, Start: start.UnixNano(), RuleX: rules[0], RuleY: rules[1], Scaling: cfg.Stream.Scaling,
 		PilotRows: pilot.Rows, Pilot: pilot.Method.String(), DimX: pilot.DimX, DimY: pilot.DimY}
-	reports := beam.ParDo(s, rf, dimebeam.Results(s, states, cfg))
+	reports := beam.ParDo(s, rf, dimebeam.Results(s, sums, cfg))
 	dimebeam.WriteFile(s, reports, output, exclude...)
 	if o.saveState != "" {
-		dimebeam.WriteFile(s, states, o.saveState, exclude...)
+		dimebeam.WriteState(s, sums, o.saveState, exclude...)
 	}
-	if _, err := beam.Run(ctx, runner, p); err != nil {
+	_, err = beam.Run(ctx, runner, p)
+	if *jobopts.Async {
+		if err == nil {
+			fmt.Fprintf(stderr, "dimebeam: job submitted; the result will be written to %s\n", output)
+			if cfg.TempDir != "" {
+				fmt.Fprintf(stderr, "dimebeam: the shards' sums will be left in %s: remove it once the job is done\n", redact.String(cfg.TempDir))
+			}
+		}
+		return pipelineErrorOrNil(err)
+	}
+	// The sums are removed whether the job succeeded or not.
+	if rmErr := dimebeam.RemoveTemp(ctx, cfg.TempDir); rmErr != nil {
+		fmt.Fprintf(stderr, "dimebeam: warning: removing the temporary sums in %s: %s\n", redact.String(cfg.TempDir), redact.String(rmErr.Error()))
+	}
+	if err != nil {
 		return pipelineError(err)
 	}
-	if *jobopts.Async {
-		fmt.Fprintf(stderr, "dimebeam: job submitted; the result will be written to %s\n", output)
+	return printResult(ctx, output, stdout, stderr)
+}
+
+func pipelineErrorOrNil(err error) error {
+	if err == nil {
 		return nil
 	}
-	return printResult(ctx, output, stdout, stderr)
+	return pipelineError(err)
+}
+
+// tempDir returns the directory of this job's partial sums (Config.TempDir):
+// a new directory under --temp_location when it is given, a new local
+// temporary directory when the workers run on this machine, or none (the
+// sums then travel through the runner).
+func tempDir(local bool) (string, error) {
+	if f := flag.Lookup("temp_location"); f != nil && f.Value.String() != "" {
+		return strings.TrimSuffix(f.Value.String(), "/") + fmt.Sprintf("/dimebeam-%016x", rand.Uint64()), nil
+	}
+	if !local {
+		return "", nil
+	}
+	return os.MkdirTemp("", "dimebeam-sums-")
 }
 
 // printResult prints the JSON the pipeline wrote, and on stderr the
