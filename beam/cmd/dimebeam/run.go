@@ -134,10 +134,16 @@ func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		return pipelineError(err)
 	}
 	if *jobopts.Async {
-		fmt.Fprintf(stderr, "dimebeam: job submitted; the result will be written to %s\n", output)
+		printSubmitted(stderr, output)
 		return nil
 	}
 	return printResult(ctx, output, stdout, stderr)
+}
+
+// printSubmitted says on stderr where the result of a submitted job will
+// be written, without the output's credentials.
+func printSubmitted(stderr io.Writer, output string) {
+	fmt.Fprintf(stderr, "dimebeam: job submitted; the result will be written to %s\n", redact.String(output))
 }
 
 // printResult prints the JSON the pipeline wrote, and on stderr the
