@@ -17,9 +17,10 @@ import (
 // signed URL's X-Amz-Signature=… in its query) and in the environment
 // (AZURE_STORAGE_SAS_TOKEN) appear on no command's stdout or stderr, in
 // neither --json nor the table, nor in any file it writes (--save-state,
-// --plot), nor in the message about a flag's bad value: for every command that reads a dataset or a state, on the
-// loopback S3 server when the read succeeds and when the object is absent,
-// and for an Azure endpoint whose port refuses connections.
+// --plot), nor in the message about a flag's bad value: for every command
+// that reads a dataset or a state, on the loopback S3 server when the read
+// succeeds and when the object is absent, and for an Azure endpoint whose
+// port refuses connections.
 func TestNoSecretsInAnyCommand(t *testing.T) {
 	srv := s3test.Start(t, "bucket")
 	var csv strings.Builder
