@@ -2,13 +2,11 @@ package cli
 
 import (
 	"fmt"
-	"io/fs"
-	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/dime-project/dime/internal/planted"
 	"github.com/dime-project/dime/internal/s3test"
 )
 
@@ -32,20 +30,16 @@ func TestNoSecretsInAnyCommand(t *testing.T) {
 	srv.Put(t, "bucket", "b.csv", []byte(csv.String()))
 	dir := t.TempDir()
 	// Planted secrets: every URL below holds one or more of them.
-	userinfo := func(key string) string {
-		return "s3://AKIAPLANTEDKEY:PLANTEDSECRET@bucket/" + key + "?" + srv.Params()
-	}
-	sas := func(key string) string { return srv.URL("bucket", key) + "&sig=PLANTEDSIG" }
-	signed := func(key string) string {
-		return srv.URL("bucket", key) + "&X-Amz-Credential=AKIAPLANTEDCRED%2F20260101&X-Amz-Signature=PLANTEDAMZSIG"
-	}
+	userinfo := func(key string) string { return planted.UserInfo(srv, "bucket", key) }
+	sas := func(key string) string { return planted.SAS(srv, "bucket", key) }
+	signed := func(key string) string { return planted.Signed(srv, "bucket", key) }
 	// A state of the data, for merge and monitor --baseline, written by
 	// score from an input with planted credentials: the state must not
 	// keep them either.
 	state, other := filepath.Join(dir, "a.state"), filepath.Join(dir, "b.state")
 	for _, s := range []struct{ in, path string }{{"a.csv", state}, {"b.csv", other}} {
 		code, out, errs := runBinaryIn(t, dir, nil, "score", userinfo(s.in), "--x", "x", "--y", "y", "--features", "8", "--save-state", s.path)
-		if code != 0 || strings.Contains(out+errs, "PLANTED") {
+		if code != 0 || strings.Contains(out+errs, planted.Mark) {
 			t.Fatalf("score --save-state %s: exit %d, stdout %q, stderr %q", s.path, code, out, errs)
 		}
 	}
@@ -103,59 +97,26 @@ func TestNoSecretsInAnyCommand(t *testing.T) {
 		if code != r.code {
 			t.Errorf("%s: exit %d, want %d: %s", strings.Join(r.args, " "), code, r.code, errs)
 		}
-		if strings.Contains(out+errs, "PLANTED") {
+		if strings.Contains(out+errs, planted.Mark) {
 			t.Errorf("%s: a planted secret in the output:\nstdout %q\nstderr %q", strings.Join(r.args, " "), out, errs)
 		}
 		if code != 0 && (out != "" || strings.Count(errs, "\n") != 1) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want one line on stderr only", strings.Join(r.args, " "), code, out, errs)
 		}
 	}
-	checkNoPlantedFiles(t, dir)
+	if planted.CheckFiles(t, dir) == 0 {
+		t.Errorf("no files written under %s", dir)
+	}
 
 	// An Azure SAS token in the environment, and an endpoint that refuses
 	// connections: the transport error quotes the request's URL.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	for k, v := range map[string]string{
-		"AZURE_STORAGE_ACCOUNT": "devacct", "AZURE_STORAGE_DOMAIN": addr, "AZURE_STORAGE_PROTOCOL": "http",
-		"AZURE_STORAGE_IS_LOCAL_EMULATOR": "true", "AZURE_STORAGE_SAS_TOKEN": "sv=2024-01-01&se=2030-01-01&sp=r&sig=PLANTEDENVSIG%2B",
-	} {
-		t.Setenv(k, v)
-	}
+	planted.AzureRefused(t)
 	for _, c := range commands {
 		args := append(append([]string{c.name, "azblob://c/a.csv"}, c.flags...), "--json", "--stall-timeout", "5s")
 		code, out, errs := runBinaryIn(t, dir, nil, args...)
-		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || strings.Contains(out+errs, "PLANTED") {
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || strings.Contains(out+errs, planted.Mark) {
 			t.Errorf("%s with a SAS token: exit %d, stdout %q, stderr %q; want exit 2 and one line without the token", strings.Join(args, " "), code, out, errs)
 		}
 	}
-	checkNoPlantedFiles(t, dir)
-}
-
-// checkNoPlantedFiles fails the test if a file under dir holds "PLANTED".
-func checkNoPlantedFiles(t *testing.T, dir string) {
-	t.Helper()
-	var files int
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		files++
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Error(err)
-			return nil
-		}
-		if strings.Contains(string(b), "PLANTED") {
-			t.Errorf("%s holds a planted secret", path)
-		}
-		return nil
-	})
-	if files == 0 {
-		t.Errorf("no files written under %s", dir)
-	}
+	planted.CheckFiles(t, dir)
 }

@@ -2,13 +2,12 @@ package main
 
 import (
 	"flag"
-	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/dime-project/dime/internal/planted"
 	"github.com/dime-project/dime/internal/s3test"
 )
 
@@ -26,13 +25,9 @@ func TestNoSecrets(t *testing.T) {
 	srv := s3test.Start(t, "bucket")
 	srv.PutFile(t, "bucket", "a.parquet", data)
 	os.Remove(data)
-	userinfo := func(key string) string {
-		return "s3://AKIAPLANTEDKEY:PLANTEDSECRET@bucket/" + key + "?" + srv.Params()
-	}
-	sas := func(key string) string { return srv.URL("bucket", key) + "&sig=PLANTEDSIG" }
-	signed := func(key string) string {
-		return srv.URL("bucket", key) + "&X-Amz-Credential=AKIAPLANTEDCRED%2F20260101&X-Amz-Signature=PLANTEDAMZSIG"
-	}
+	userinfo := func(key string) string { return planted.UserInfo(srv, "bucket", key) }
+	sas := func(key string) string { return planted.SAS(srv, "bucket", key) }
+	signed := func(key string) string { return planted.Signed(srv, "bucket", key) }
 	result, state := filepath.Join(dir, "r.json"), filepath.Join(dir, "s.state")
 	for _, c := range []struct {
 		args []string
@@ -51,7 +46,7 @@ func TestNoSecrets(t *testing.T) {
 		if c.code >= 0 && code != c.code || c.code < 0 && code == 0 {
 			t.Errorf("%v: exit %d, want %d: %s", c.args[:4], code, c.code, errs)
 		}
-		if strings.Contains(out+errs, "PLANTED") {
+		if strings.Contains(out+errs, planted.Mark) {
 			t.Errorf("%v: a planted secret in the output:\nstdout %q\nstderr %q", c.args[:4], out, errs)
 		}
 		if code == 0 && !strings.Contains(out, `"input":"s3://REDACTED@bucket/a.parquet?`) {
@@ -64,21 +59,10 @@ func TestNoSecrets(t *testing.T) {
 
 	// An Azure SAS token in the environment, and an endpoint that refuses
 	// connections: the transport error quotes the request's URL.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	for k, v := range map[string]string{
-		"AZURE_STORAGE_ACCOUNT": "devacct", "AZURE_STORAGE_DOMAIN": addr, "AZURE_STORAGE_PROTOCOL": "http",
-		"AZURE_STORAGE_IS_LOCAL_EMULATOR": "true", "AZURE_STORAGE_SAS_TOKEN": "sv=2024-01-01&se=2030-01-01&sp=r&sig=PLANTEDENVSIG%2B",
-		"DIME_STALL_TIMEOUT": "5s",
-	} {
-		t.Setenv(k, v)
-	}
+	planted.AzureRefused(t)
+	t.Setenv("DIME_STALL_TIMEOUT", "5s")
 	code, out, errs := runCmd(t, append([]string{"--input", "azblob://c/a.parquet"}, flags...)...)
-	if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || strings.Contains(out+errs, "PLANTED") {
+	if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || strings.Contains(out+errs, planted.Mark) {
 		t.Errorf("azblob with a SAS token: exit %d, stdout %q, stderr %q; want exit 2 and one line without the token", code, out, errs)
 	}
 
@@ -87,23 +71,12 @@ func TestNoSecrets(t *testing.T) {
 	var o options
 	o.register(fset)
 	var msg strings.Builder
-	if code, ok := parseFlags(fset, []string{"--features", userinfo("x") + "&sig=PLANTEDSIG"}, &msg); ok || code != 2 || strings.Contains(msg.String(), "PLANTED") {
+	if code, ok := parseFlags(fset, []string{"--features", userinfo("x") + "&sig=PLANTEDSIG"}, &msg); ok || code != 2 || strings.Contains(msg.String(), planted.Mark) {
 		t.Errorf("a bad flag: exit %d, stderr %q; want exit 2 and no secret", code, msg.String())
 	}
 
-	var files int
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		files++
-		if b, err := os.ReadFile(path); err != nil || strings.Contains(string(b), "PLANTED") {
-			t.Errorf("%s: %v, or it holds a planted secret", path, err)
-		}
-		return nil
-	})
-	if files != 2 {
-		t.Errorf("%d files written, want the result and the state", files)
+	if n := planted.CheckFiles(t, dir); n != 2 {
+		t.Errorf("%d files written, want the result and the state", n)
 	}
 }
 
