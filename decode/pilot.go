@@ -210,7 +210,9 @@ func readSample(ctx context.Context, d *dataset.Dataset, opts Options, rows int,
 			rd.Close()
 			return Pilot{}, err
 		}
-		err = pickRows(ctx, rd, &b, s, x, y, got, dx, dy)
+		// A read of the storage that failed (a stalled endpoint, an object
+		// gone) is the error, not the decoder's account of it.
+		err = storageWins(rd.input, pickRows(ctx, rd, &b, s, x, y, got, dx, dy))
 		rd.Close()
 		if err != nil {
 			return Pilot{}, err

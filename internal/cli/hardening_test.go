@@ -191,6 +191,64 @@ func TestObjectStoreStall(t *testing.T) {
 	}
 }
 
+// TestObjectStoreStallMidBody: an object on an S3 endpoint that sends part
+// of a body and then nothing (s3test.StallAfter) ends score after the stall
+// timeout with exit 2, one line naming the object and saying that the
+// transfer stalled, and nothing on stdout: a Parquet object in the sampled
+// pilot's read (no --sigma) and in the main read (--sigma), where the stall
+// falls after the footer has been read, in the middle of a column chunk's
+// ranged read; and a CSV object, read as one stream. Before, the pilot's
+// read reported the stall as a corrupt file ("column "y0" gave 0 rows where
+// "x0" gave 16384").
+func TestObjectStoreStallMidBody(t *testing.T) {
+	dir := t.TempDir()
+	srv := s3test.Start(t, "lake")
+	size := map[string]int64{}
+	for _, name := range []string{"a.parquet", "a.csv"} {
+		path := filepath.Join(dir, name)
+		if code, _, errs := run(t, "gen", "--kind", "sine", "--dim", "2", "--rows", "40000", "--seed", "5", "--out", path); code != 0 {
+			t.Fatalf("gen: %s", errs)
+		}
+		info, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size["ds/"+name] = info.Size()
+		srv.PutFile(t, "lake", "ds/"+name, path)
+	}
+	for _, c := range []struct {
+		name, key string
+		extra     []string
+	}{
+		{"Parquet, the pilot's read", "ds/a.parquet", nil},
+		{"Parquet, the main read", "ds/a.parquet", []string{"--sigma", "1"}},
+		{"CSV", "ds/a.csv", []string{"--sigma", "1"}},
+	} {
+		args := append([]string{"score", srv.URL("lake", c.key), "--x", "x0,x1", "--y", "y0,y1", "--features", "8", "--permutations", "2", "--stall-timeout", "1s", "--json"}, c.extra...)
+		srv.Reset()
+		if code, _, errs := runBinaryIn(t, dir, nil, args...); code != 0 {
+			t.Fatalf("%s, before the stall: exit %d: %s", c.name, code, errs)
+		}
+		srv.Reset()
+		half := int(size[c.key] / 2)
+		srv.StallAfter("lake", c.key, half)
+		start := time.Now()
+		code, out, errs := runBinaryIn(t, dir, nil, args...)
+		took := time.Since(start)
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "dime: ") ||
+			!strings.Contains(errs, "s3://lake/"+c.key) || !strings.Contains(errs, "sent nothing for 1s") || strings.Contains(errs, "panic") {
+			t.Errorf("%s, stalled after %d of %d bytes: exit %d, stdout %q, stderr %q; want exit 2 and one line naming the object and the stall", c.name, half, size[c.key], code, out, errs)
+		}
+		if took > 30*time.Second {
+			t.Errorf("%s: took %v for a stall timeout of 1s", c.name, took)
+		}
+		// A Parquet object's footer is read first, with GETs of its own.
+		if n := len(srv.Gets(c.key)); n == 0 || strings.HasSuffix(c.key, ".parquet") && n < 2 {
+			t.Errorf("%s: %d GETs: the stall came before the footer was read", c.name, n)
+		}
+	}
+}
+
 // TestGenFilesInterrupted: SIGINT during gen --files removes the files
 // written so far and exits 130. Before, the partitions written stayed, the
 // last one 0 bytes.

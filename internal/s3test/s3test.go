@@ -32,6 +32,8 @@ type Server struct {
 	mu       sync.Mutex
 	requests []Request
 	vanish   map[string]int // "/bucket/key": GETs or HEADs left before it answers 404
+	stall    map[string]int // "/bucket/key": bytes of GET bodies left before it stalls
+	stop     chan struct{}  // closed when the test ends: stalled answers end
 }
 
 // Request is a request the server served.
@@ -76,7 +78,7 @@ func Start(t testing.TB, buckets ...string) *Server {
 		}
 	}
 	faker := gofakes3.New(backend)
-	s := &Server{}
+	s := &Server{stop: make(chan struct{})}
 	h := faker.Server()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
@@ -86,14 +88,27 @@ func Start(t testing.TB, buckets ...string) *Server {
 			gone = left <= 0
 			s.vanish[r.URL.Path] = left - 1
 		}
+		_, stalls := s.stall[r.URL.Path]
 		s.mu.Unlock()
 		if gone {
 			noSuchKey(w, r)
 			return
 		}
+		if stalls && r.Method == http.MethodGet {
+			sw := &stallingWriter{ResponseWriter: w, s: s, path: r.URL.Path}
+			h.ServeHTTP(sw, r)
+			if sw.stalled {
+				select { // until the client gives up, or the test ends
+				case <-r.Context().Done():
+				case <-s.stop:
+				}
+			}
+			return
+		}
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(s.stop) }) // first: srv.Close waits for the stalled answers
 	s.Endpoint = srv.URL
 	return s
 }
@@ -150,6 +165,50 @@ func (s *Server) VanishAfter(bucket, key string, n int) {
 	s.vanish["/"+bucket+"/"+key] = n
 }
 
+// StallAfter makes the object's GETs send n more bytes of their bodies in
+// all, then nothing: the headers and the bytes sent go out, and the answer
+// stalls until the client gives up (or the test ends). It is an endpoint
+// that stalls in the middle of a body.
+func (s *Server) StallAfter(bucket, key string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stall == nil {
+		s.stall = map[string]int{}
+	}
+	s.stall["/"+bucket+"/"+key] = n
+}
+
+// stallingWriter passes a body on until the bytes left to its object
+// (Server.stall) are spent, and then drops the rest.
+type stallingWriter struct {
+	http.ResponseWriter
+	s       *Server
+	path    string
+	stalled bool
+}
+
+func (w *stallingWriter) Write(p []byte) (int, error) {
+	w.s.mu.Lock()
+	left := w.s.stall[w.path]
+	n := min(left, len(p))
+	w.s.stall[w.path] = left - n
+	w.s.mu.Unlock()
+	if n < len(p) {
+		w.stalled = true
+	}
+	if n > 0 {
+		if _, err := w.ResponseWriter.Write(p[:n]); err != nil {
+			return 0, err
+		}
+	}
+	if w.stalled {
+		if f, ok := w.ResponseWriter.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	return len(p), nil // the rest is dropped: the handler ends, then stalls
+}
+
 // noSuchKey answers as S3 does for a key that does not exist.
 func noSuchKey(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/xml")
@@ -169,10 +228,11 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
-// Reset forgets the requests served so far.
+// Reset forgets the requests served so far and the stalls (StallAfter).
 func (s *Server) Reset() {
 	s.mu.Lock()
 	s.requests = nil
+	s.stall = nil
 	s.mu.Unlock()
 }
 

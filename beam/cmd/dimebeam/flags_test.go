@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"strings"
 	"testing"
 )
@@ -18,6 +19,29 @@ func TestRunnerNamedAsGiven(t *testing.T) {
 	code := run(context.Background(), o, &out, &errb)
 	if code != 2 || !strings.Contains(errb.String(), `--runner "nosuchrunner"`) {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// TestAsyncLocalRefused: --async with a runner whose workers run in this
+// process is a usage error, one line, exit 2. Before, the job's workers died
+// with the launcher and the SDK panicked with a stack trace.
+func TestAsyncLocalRefused(t *testing.T) {
+	old := *jobopts.Async
+	*jobopts.Async = true
+	defer func() { *jobopts.Async = old }()
+	for _, runner := range []string{"prism", "direct"} {
+		fs := flag.NewFlagSet("dimebeam", flag.ContinueOnError)
+		var o options
+		o.register(fs)
+		var out, errb bytes.Buffer
+		if _, ok := parseFlags(fs, []string{"--input", t.TempDir(), "--x", "a", "--y", "b"}, &errb); !ok {
+			t.Fatalf("flags: %s", errb.String())
+		}
+		o.runner = runner
+		code := run(context.Background(), o, &out, &errb)
+		if code != 2 || strings.Count(errb.String(), "\n") != 1 || !strings.Contains(errb.String(), "--async") {
+			t.Errorf("%s: exit %d, stderr %q", runner, code, errb.String())
+		}
 	}
 }
 

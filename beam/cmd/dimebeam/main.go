@@ -35,6 +35,7 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 
 	"github.com/dime-project/dime/host"
+	"github.com/dime-project/dime/redact"
 )
 
 func main() {
@@ -69,7 +70,7 @@ func parseFlags(fs *flag.FlagSet, args []string, w io.Writer) (code int, ok bool
 		usage(w)
 		return 0, false
 	}
-	fmt.Fprintf(w, "dimebeam: %v (run dimebeam -h for the flags)\n", err)
+	fmt.Fprintf(w, "dimebeam: %s (run dimebeam -h for the flags)\n", redact.String(err.Error()))
 	return 2, false
 }
 

@@ -76,6 +76,11 @@ func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		return err
 	}
 	local := slices.Contains(localRunners, runner) || strings.EqualFold(*jobopts.EnvironmentType, "loopback")
+	if *jobopts.Async && local {
+		// The workers of a local runner live in this process: a submitted
+		// job would die with it (the SDK panicked).
+		return usagef("--async needs workers that outlive dimebeam (a job server or a service); with --runner %s or LOOPBACK they run in this process", runner)
+	}
 	output := o.output
 	if output == "" {
 		if !local {
@@ -139,7 +144,7 @@ func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	_, err = beam.Run(ctx, runner, p)
 	if *jobopts.Async {
 		if err == nil {
-			fmt.Fprintf(stderr, "dimebeam: job submitted; the result will be written to %s\n", output)
+			printSubmitted(stderr, output)
 			if cfg.TempDir != "" {
 				fmt.Fprintf(stderr, "dimebeam: the shards' sums will be left in %s: remove it once the job is done\n", redact.String(cfg.TempDir))
 			}
@@ -175,6 +180,12 @@ func tempDir(local bool) (string, error) {
 		return "", nil
 	}
 	return os.MkdirTemp("", "dimebeam-sums-")
+}
+
+// printSubmitted says on stderr where the result of a submitted job will
+// be written, without the output's credentials.
+func printSubmitted(stderr io.Writer, output string) {
+	fmt.Fprintf(stderr, "dimebeam: job submitted; the result will be written to %s\n", redact.String(output))
 }
 
 // printResult prints the JSON the pipeline wrote, and on stderr the
