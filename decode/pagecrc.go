@@ -25,7 +25,11 @@ import (
 // set them on all pages or none), which keeps the cost for such files to one
 // read of a page header per chunk. A mismatch is an ErrFormat error naming the file, row group, column and
 // page. A chunk whose headers cannot be followed is left to Arrow's decoder,
-// which reads the same bytes and reports what is wrong with them.
+// which reads the same bytes and reports what is wrong with them. The
+// headers read are also checked to fit in their chunk (pageFits), since
+// Arrow allocates a page's claimed size before it reads it: every page of a
+// chunk that fits in the buffer, the first page of a larger chunk without
+// CRCs, and every page of a chunk with them.
 
 // skipPageCRC turns the verification off, for benchmarks of its cost.
 var skipPageCRC bool
@@ -126,9 +130,15 @@ func (c *pageChecker) chunk(group, leaf int) error {
 		if n < len(probe) {
 			return nil // Arrow's reader reads the same bytes and reports it
 		}
-		proto := thrift.NewTCompactProtocolConf(&thrift.StreamTransport{Reader: bytes.NewReader(probe)}, &thrift.TConfiguration{MaxMessageSize: pageCRCProbe})
-		if _, crc, ok := readPageHeader(proto); ok && crc == nil {
-			return nil
+		r := bytes.NewReader(probe)
+		proto := thrift.NewTCompactProtocolConf(&thrift.StreamTransport{Reader: r}, &thrift.TConfiguration{MaxMessageSize: pageCRCProbe})
+		if compressed, crc, ok := readPageHeader(proto); ok {
+			if err := c.pageFits(group, leaf, 0, compressed, size-(int64(len(probe))-int64(r.Len()))); err != nil {
+				return err
+			}
+			if crc == nil {
+				return nil
+			}
 		}
 	}
 	if c.buf == nil {
@@ -141,14 +151,19 @@ func (c *pageChecker) chunk(group, leaf int) error {
 	hash := crc32.NewIEEE()
 	for page := 0; in.n < size; page++ {
 		compressed, crc, ok := readPageHeader(proto)
-		if !ok || compressed < 0 || int64(compressed) > size-in.n {
+		if !ok {
 			return nil // not a page header Arrow could read either
+		}
+		if err := c.pageFits(group, leaf, page, compressed, size-in.n); err != nil {
+			return err
 		}
 		if crc == nil {
 			// Writers set a CRC on every page of a chunk or on none:
-			// a first page without one ends the check of this chunk,
-			// which for files without CRCs costs one read of a header.
-			if page == 0 {
+			// a first page without one ends the check of a chunk larger
+			// than the buffer, which for files without CRCs costs one
+			// read of a header. A chunk read whole is in the buffer
+			// already: its other pages' sizes are checked too.
+			if page == 0 && size > pageCRCWhole {
 				return nil
 			}
 			if _, err := in.r.Discard(int(compressed)); err != nil {
@@ -168,6 +183,19 @@ func (c *pageChecker) chunk(group, leaf int) error {
 		}
 	}
 	return nil
+}
+
+// pageFits returns an ErrFormat error if a page claims more bytes than its
+// column chunk has left: Arrow v15's page reader allocates the claimed
+// compressed size before it reads the page (serializedPageReader.decompress),
+// so that a header of a few bytes could make it allocate up to 2 GiB.
+func (c *pageChecker) pageFits(group, leaf, page int, compressed int32, left int64) error {
+	if compressed >= 0 && int64(compressed) <= left {
+		return nil
+	}
+	name := c.pf.MetaData().Schema.Column(leaf).Path()
+	return ioerr.New(ErrFormat, c.source, nil, "corrupt Parquet file: row group %d, column %q, page %d: the page header claims %d bytes, the column chunk has %d left",
+		group, name, page, compressed, left)
 }
 
 // readPageHeader decodes a Parquet PageHeader, keeping its fields 3
