@@ -3,8 +3,10 @@ package dimebeam
 import (
 	"context"
 	"fmt"
-	"github.com/dime-project/dime/decode"
 	"strings"
+
+	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/decode"
 
 	"github.com/dime-project/dime/stream"
 	"github.com/dime-project/dime/vocab"
@@ -15,22 +17,27 @@ type Pilot struct {
 	// Rows is the number of pilot rows read; DimX and DimY are the widths
 	// of the views (0 when no pilot was needed).
 	Rows, DimX, DimY int
+	// Method says how the rows were chosen: a seeded sample of a Parquet
+	// dataset's rows, or the first rows of other files.
+	Method decode.PilotMethod
 }
 
 // ChoosePilot resolves the settings of cfg that look at the data, the
 // columns' scales (Stream.Standardize) and the median and auto bandwidths,
-// as dime score resolves them: with stream.ResolvePilot on the first
-// Stream.PilotRows rows (default stream.DefaultPilotRows) of the dataset
-// that inputs name, its files in path order, rows in file order. It reads
-// those rows here, in the launcher. The same rows give the same choices
-// whatever the spelling of the inputs (relative or absolute paths) and
-// however the rows are cut into files, and with the choices explicit in
-// the returned Config (Stream.Scaling, explicit bandwidths) every split
-// uses them, so that the splits' states merge. A Config that needs nothing
-// from the data is returned as it is.
+// as dime score resolves them: with stream.ResolvePilot on the pilot that
+// decode.ReadPilot reads, of Stream.PilotRows rows (default
+// stream.DefaultPilotRows) of the dataset that inputs name: a sample of a
+// Parquet dataset's rows seeded by Stream.Seed, the first rows of other
+// files (files in path order). It reads those rows here, in the launcher.
+// The same rows give the same choices whatever the spelling of the inputs
+// (relative or absolute paths), their order, and however the rows are cut
+// into files, and with the choices explicit in the returned Config
+// (Stream.Scaling, explicit bandwidths) every split uses them, so that the
+// splits' states merge. A Config that needs nothing from the data is
+// returned as it is.
 func ChoosePilot(ctx context.Context, inputs []string, cfg Config) (Config, Pilot, error) {
 	c := cfg.Stream
-	if !(c.Standardize && c.Scaling.Empty()) && !c.BandwidthX.NeedsData() && !c.BandwidthY.NeedsData() {
+	if !c.NeedsPilot() {
 		return cfg, Pilot{}, nil
 	}
 	n := c.PilotRows
@@ -38,28 +45,28 @@ func ChoosePilot(ctx context.Context, inputs []string, cfg Config) (Config, Pilo
 		n = stream.DefaultPilotRows
 	}
 	opts := cfg.readOptions()
-	opts.Prefetch, opts.Values.MaxAbs, opts.Limit = false, vocab.MaxAbsValue, int64(n)
-	r, err := decode.OpenDataset(ctx, inputs, nil, opts)
+	d, err := dataset.Resolve(ctx, inputs, opts.Files)
 	if err != nil {
 		return cfg, Pilot{}, err
 	}
-	defer r.Close()
-	var px, py []float64
-	for r.Next() {
-		px, py = append(px, r.X()...), append(py, r.Y()...)
-	}
-	if err := r.Err(); err != nil {
+	p, err := decode.ReadPilot(ctx, d, opts, n, c.Seed)
+	if err != nil {
 		return cfg, Pilot{}, err
 	}
-	dx, dy := r.DimX(), r.DimY()
-	rows := len(px) / max(dx, 1)
-	p, err := stream.ResolvePilot(px, py, rows, dx, dy, c)
+	if p.Deferred {
+		return cfg, Pilot{}, fmt.Errorf("%w: a pipeline reads files, not a stream", ErrConfig)
+	}
+	what := fmt.Sprintf("the first %d rows", p.Rows)
+	if p.Method == decode.PilotSample {
+		what = fmt.Sprintf("a sample of %d of the %d rows", p.Rows, p.Population)
+	}
+	sp, err := stream.ResolvePilot(p.X, p.Y, p.Rows, p.DimX, p.DimY, c)
 	if err != nil {
-		return cfg, Pilot{}, fmt.Errorf("%w: choosing the scales and bandwidths on the first %d rows: %s", ErrConfig, rows,
+		return cfg, Pilot{}, fmt.Errorf("%w: choosing the scales and bandwidths on %s: %s", ErrConfig, what,
 			strings.TrimPrefix(err.Error(), stream.ErrInvalidInput.Error()+": "))
 	}
-	c.Scaling = p.Scaling
-	c.BandwidthX, c.BandwidthY = vocab.Sigma(p.SigmaX), vocab.Sigma(p.SigmaY)
+	c.Scaling = sp.Scaling
+	c.BandwidthX, c.BandwidthY = vocab.Sigma(sp.SigmaX), vocab.Sigma(sp.SigmaY)
 	cfg.Stream = c
-	return cfg, Pilot{Rows: rows, DimX: dx, DimY: dy}, nil
+	return cfg, Pilot{Rows: p.Rows, DimX: p.DimX, DimY: p.DimY, Method: p.Method}, nil
 }

@@ -52,7 +52,7 @@ func (e *Estimator) Register(fs *flag.FlagSet) {
 	fs.Float64Var(&e.Alpha, "alpha", 1.01, "order alpha > 0 of the Renyi entropies")
 	fs.IntVar(&e.Permutations, "permutations", 5, "number P of permutations")
 	fs.Uint64Var(&e.Seed, "seed", 1, "random seed (frequencies, permutations, samples)")
-	fs.BoolVar(&e.Standardize, "standardize", true, "standardize every column, (x - median)/(1.4826 MAD), with both chosen on the first --pilot-rows rows, so that units do not matter; false uses the values as they are (for pre-scaled data)")
+	fs.BoolVar(&e.Standardize, "standardize", true, "standardize every column, (x - median)/(1.4826 MAD), with both chosen on the pilot rows (--pilot-rows), so that units do not matter; false uses the values as they are (for pre-scaled data)")
 }
 
 // RegisterRFF adds the flags of the RFF estimator and makes the analytic
@@ -83,7 +83,7 @@ func (e *Estimator) RegisterNormalized(fs *flag.FlagSet) {
 
 // RegisterPilot adds --pilot-rows and --like.
 func (e *Estimator) RegisterPilot(fs *flag.FlagSet) {
-	fs.IntVar(&e.PilotRows, "pilot-rows", stream.DefaultPilotRows, "rows held back to choose the columns' scales and median or auto bandwidths: the first rows of the input (files in path order)")
+	fs.IntVar(&e.PilotRows, "pilot-rows", stream.DefaultPilotRows, "rows that choose the columns' scales and median or auto bandwidths: a seeded sample of a Parquet dataset's rows (--seed), the first rows of other files (files in path order) and of streams")
 	fs.StringVar(&e.Like, "like", "", "take every estimator setting (kernel, alpha, D, variant, P, groups, seed, precision, bandwidths, scales) from this saved state (a local file), so that the result merges or compares with it")
 }
 

@@ -19,7 +19,8 @@ import (
 // TestEndlessListingBounded: an S3 endpoint on loopback whose listing pages
 // forever (every page says it is truncated) ends the resolution with an
 // error naming the argument after the bound, instead of growing the
-// process until it dies. Before, there was no bound.
+// process until it dies, and Options.Listing is told how it goes. Before,
+// there was no bound, and nothing showed the listing.
 func TestEndlessListingBounded(t *testing.T) {
 	defer dataset.SetMaxListed(dataset.SetMaxListed(5000))
 	var pages atomic.Int64
@@ -44,9 +45,21 @@ func TestEndlessListingBounded(t *testing.T) {
 	t.Setenv("AWS_REGION", "us-east-1")
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	arg := "s3://bucket/?endpoint=" + url.QueryEscape(srv.URL) + "&use_path_style=true&disable_https=true"
-	_, err := dataset.Resolve(context.Background(), []string{arg}, dataset.Options{})
+	var calls []string
+	listing := func(a string, n int, done bool) {
+		if a != arg {
+			t.Errorf("Listing told of %q, want %q", a, arg)
+		}
+		calls = append(calls, fmt.Sprintf("%d %v", n, done))
+	}
+	_, err := dataset.Resolve(context.Background(), []string{arg}, dataset.Options{Listing: listing})
 	if !errors.Is(err, decode.ErrDataset) || !strings.Contains(err.Error(), "the listing goes on past 5000 objects") {
 		t.Fatalf("%v, want an ErrDataset about the listing", err)
+	}
+	// The listing's progress: at its start, every 1,000 objects, and at
+	// its end (here its error).
+	if got, want := strings.Join(calls, ", "), "0 false, 1000 false, 2000 false, 3000 false, 4000 false, 5000 true"; got != want {
+		t.Errorf("Listing calls %s, want %s", got, want)
 	}
 	if n := pages.Load(); n > 6 {
 		t.Errorf("%d pages listed for a bound of 5000 objects", n)

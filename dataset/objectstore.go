@@ -154,17 +154,21 @@ func (b *buckets) close() {
 }
 
 // blobError turns an error of object storage into one line naming the
-// object.
+// object, an error of the storage (ioerr.Storage) that wins over the
+// decoder's error it causes. what says what failed; "reading" is a read of
+// an object that was there when it was listed or opened.
 func blobError(source string, err error, what string) error {
-	var ie *ioerr.Error
-	if errors.As(err, &ie) { // already one line naming the source (a stall)
+	if ioerr.IsStorage(err) { // already one line naming the source (a stall)
 		return err
 	}
 	switch gcerrors.Code(err) {
 	case gcerrors.NotFound:
-		return ioerr.New(ErrDataset, source, err, "%s: not found", what)
+		if what == "reading" {
+			return ioerr.Storage(source, err, "reading: the object is gone (deleted since the dataset was listed?)")
+		}
+		return ioerr.Storage(source, err, "%s: not found", what)
 	case gcerrors.PermissionDenied:
-		return ioerr.New(ErrDataset, source, err, "%s: permission denied", what)
+		return ioerr.Storage(source, err, "%s: permission denied", what)
 	}
 	if errors.Is(err, context.Canceled) {
 		return err
@@ -172,7 +176,7 @@ func blobError(source string, err error, what string) error {
 	if strings.HasPrefix(source, "s3://") && strings.Contains(err.Error(), "region") {
 		what += " (set AWS_REGION, or add ?region=… to the URL)"
 	}
-	return ioerr.New(ErrDataset, source, err, "%s", what)
+	return ioerr.Storage(source, err, "%s", what)
 }
 
 // openObject returns the bucket and key of an object input and its size
@@ -220,7 +224,7 @@ func resolveURL(ctx context.Context, arg string, opts Options) ([]Input, error) 
 			prefix = strings.TrimSuffix(base, "/") + "/"
 		}
 		s := &selection{arg: arg, glob: glob, format: opts.Format}
-		if err := listPrefix(ctx, b, o, prefix, s, bk.stall); err != nil {
+		if err := listPrefix(ctx, b, o, prefix, s, bk.stall, opts.Listing); err != nil {
 			return nil, err
 		}
 		return s.result("the glob")
@@ -241,7 +245,7 @@ func resolveURL(ctx context.Context, arg string, opts Options) ([]Input, error) 
 		}
 		// No such object: a prefix?
 		s := &selection{arg: arg, format: opts.Format}
-		if err := listPrefix(ctx, b, o, o.key+"/", s, bk.stall); err != nil {
+		if err := listPrefix(ctx, b, o, o.key+"/", s, bk.stall, opts.Listing); err != nil {
 			return nil, err
 		}
 		if s.matched == 0 && len(s.inputs) == 0 {
@@ -250,7 +254,7 @@ func resolveURL(ctx context.Context, arg string, opts Options) ([]Input, error) 
 		return s.result("the prefix")
 	}
 	s := &selection{arg: arg, format: opts.Format}
-	if err := listPrefix(ctx, b, o, o.key, s, bk.stall); err != nil {
+	if err := listPrefix(ctx, b, o, o.key, s, bk.stall, opts.Listing); err != nil {
 		return nil, err
 	}
 	return s.result("the prefix")
@@ -261,12 +265,20 @@ func resolveURL(ctx context.Context, arg string, opts Options) ([]Input, error) 
 // objects, is an error rather than a process that grows until it dies.
 var maxListed = 10_000_000
 
-// listPrefix adds the objects under prefix to s, at most maxListed.
-func listPrefix(ctx context.Context, b *blob.Bucket, o objectURL, prefix string, s *selection, stall time.Duration) error {
+// listPrefix adds the objects under prefix to s, at most maxListed, and
+// tells progress (Options.Listing) how it goes.
+func listPrefix(ctx context.Context, b *blob.Bucket, o objectURL, prefix string, s *selection, stall time.Duration, progress func(string, int, bool)) error {
 	it := b.List(&blob.ListOptions{Prefix: prefix})
-	for listed := 0; ; listed++ {
+	listed := 0
+	if progress != nil {
+		defer func() { progress(s.arg, listed, true) }()
+	}
+	for ; ; listed++ {
 		if listed == maxListed {
 			return ioerr.New(ErrDataset, s.arg, nil, "the listing goes on past %d objects: name a narrower prefix or glob", maxListed)
+		}
+		if progress != nil && listed%ListingEvery == 0 {
+			progress(s.arg, listed, false)
 		}
 		obj, err := guarded(ctx, stall, s.arg, it.Next)
 		if err == io.EOF {
@@ -303,6 +315,7 @@ type blobFile struct {
 	mu      sync.Mutex
 	streams []*blobStream // open ranged reads, most recently used last
 	extents []Extent      // ranges read whole (setExtents)
+	fail    *readFailure  // notes the first failed read, if not nil
 }
 
 // blobStream is an open ranged read.
@@ -325,8 +338,14 @@ func newBlobFile(ctx context.Context, b *blob.Bucket, key, source string, size i
 	return &blobFile{ctx: ctx, b: b, key: key, source: source, size: size, stall: stall}
 }
 
-// ReadAt implements io.ReaderAt.
+// ReadAt implements io.ReaderAt. An error of the storage is one line naming
+// the object (blobError), noted in f.fail.
 func (f *blobFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.readAt(p, off)
+	return n, f.fail.note(err)
+}
+
+func (f *blobFile) readAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, fmt.Errorf("negative offset %d", off)
 	}
@@ -378,12 +397,14 @@ func (f *blobFile) ReadAt(p []byte, off int64) (int, error) {
 	s.g.stop()
 	s.pos += int64(n)
 	if err != nil {
-		err = s.g.err(f.source, err)
 		f.drop(s)
-		if err == io.ErrUnexpectedEOF || err == io.EOF {
-			err = io.ErrUnexpectedEOF
+		if e := s.g.err(f.source, err); e != err {
+			return n, e
 		}
-		return n, err
+		if err == io.ErrUnexpectedEOF || err == io.EOF {
+			return n, io.ErrUnexpectedEOF
+		}
+		return n, blobError(f.source, err, "reading")
 	}
 	if s.pos == s.end {
 		f.drop(s)
@@ -424,6 +445,11 @@ func (f *blobFile) extentEnd(off int64) int64 {
 // outside the open ranged reads: for a look at a few bytes (a page header)
 // that the reader will not go on from.
 func (f *blobFile) ReadExact(p []byte, off int64) (int, error) {
+	n, err := f.readExact(p, off)
+	return n, f.fail.note(err)
+}
+
+func (f *blobFile) readExact(p []byte, off int64) (int, error) {
 	if off < 0 || off+int64(len(p)) > f.size {
 		return 0, io.ErrUnexpectedEOF
 	}
@@ -441,10 +467,15 @@ func (f *blobFile) ReadExact(p []byte, off int64) (int, error) {
 	defer r.Close()
 	n, err := io.ReadFull(r, p)
 	g.stop()
-	if err == io.EOF {
-		err = io.ErrUnexpectedEOF
+	switch e := g.err(f.source, err); {
+	case e != err:
+		return n, e
+	case err == nil:
+		return n, nil
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return n, io.ErrUnexpectedEOF
 	}
-	return n, g.err(f.source, err)
+	return n, blobError(f.source, err, "reading")
 }
 
 // drop closes a stream.

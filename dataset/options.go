@@ -41,7 +41,19 @@ type Options struct {
 	// file://; give your own for other schemes (mem:// in tests) or
 	// credentials set in code.
 	OpenBucket func(ctx context.Context, url string) (*blob.Bucket, error)
+	// Listing, if not nil, is told how a listing of object storage goes:
+	// called with the argument listed (a URL, as given) and the objects
+	// listed so far, when it starts and every ListingEvery objects,
+	// and once with done true when the listing ends (also on an error). A
+	// listing of millions of objects takes minutes: the dime command shows
+	// it on stderr, when that is a terminal. It is called on the goroutine
+	// that calls Resolve.
+	Listing func(arg string, objects int, done bool)
 }
+
+// ListingEvery is how many objects a listing goes through between two
+// calls of Options.Listing.
+const ListingEvery = 1000
 
 // footerWorkers returns the number of goroutines that read the Parquet
 // footers of local files: GOMAXPROCS, at least 2 and at most 4.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/dime-project/dime/internal/ioerr"
 )
@@ -32,11 +33,75 @@ type Source struct {
 	Size int64
 	// File reads the input at random; nil for a stream.
 	File File
-	// Stream reads the input from its start; for a local file it is the
+	// Stream reads the input from its start; for a local file it reads the
 	// same *os.File as File.
 	Stream io.Reader
 
 	closers []io.Closer
+	fail    *readFailure // the first failed read of File or Stream
+}
+
+// ReadErr returns the first error of the storage (an object not found or
+// denied, a stalled endpoint, an I/O error of the operating system) that a
+// read of File or Stream met, or nil. A decoder's error is the consequence
+// of it, and says less: Arrow's Parquet column readers end a column early,
+// without an error, when a page cannot be read, and report it as a corrupt
+// file. A reader reports ReadErr, when there is one, in place of its
+// decoder's error.
+func (s *Source) ReadErr() error {
+	if s.fail == nil {
+		return nil
+	}
+	return s.fail.get()
+}
+
+// readFailure keeps the first error of the storage that the reads of a
+// source met.
+type readFailure struct {
+	mu  sync.Mutex
+	err error
+}
+
+// note keeps err if it is the first error of the storage (not io.EOF, not a
+// short read) and returns it.
+func (f *readFailure) note(err error) error {
+	if f == nil || err == nil || err == io.EOF || err == io.ErrUnexpectedEOF {
+		return err
+	}
+	keep := ioerr.IsStorage(err)
+	if pe := ioerr.SystemError(err); !keep && pe != nil {
+		keep, err = true, fmt.Errorf("dimeio: %w", pe)
+	}
+	if keep {
+		f.mu.Lock()
+		if f.err == nil {
+			f.err = err
+		}
+		f.mu.Unlock()
+	}
+	return err
+}
+
+func (f *readFailure) get() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}
+
+// localFile is a local file whose failed reads are noted.
+type localFile struct {
+	*os.File
+	fail *readFailure
+}
+
+func (f *localFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.File.ReadAt(p, off)
+	return n, f.fail.note(err)
+}
+
+func (f *localFile) Read(p []byte) (int, error) {
+	n, err := f.File.Read(p)
+	return n, f.fail.note(err)
 }
 
 // Expect tells the ranged reads of an object which byte ranges the decoder
@@ -111,7 +176,7 @@ func (st *Storage) Open(ctx context.Context, in Input, stdin io.Reader) (*Source
 		return nil, err
 	}
 	path := in.Path
-	s := &Source{Name: SourceName(path), Format: format, Size: -1}
+	s := &Source{Name: SourceName(path), Format: format, Size: -1, fail: &readFailure{}}
 	random := format == Parquet || format == IPCFile
 	fail := func(err error) (*Source, error) {
 		s.Close()
@@ -137,6 +202,7 @@ func (st *Storage) Open(ctx context.Context, in Input, stdin io.Reader) (*Source
 		}
 		if random {
 			f := newBlobFile(ctx, b, key, s.Name, n, st.opts.stallTimeout())
+			f.fail = s.fail
 			s.closers = append(s.closers, f)
 			s.File = f
 			break
@@ -153,7 +219,7 @@ func (st *Storage) Open(ctx context.Context, in Input, stdin io.Reader) (*Source
 			return fail(blobError(s.Name, err, "reading"))
 		}
 		s.closers = append(s.closers, br, closerFunc(func() error { g.close(); return nil }))
-		s.Stream = &guardedReader{r: br, g: g, source: s.Name}
+		s.Stream = &guardedReader{r: br, g: g, source: s.Name, fail: s.fail}
 	default:
 		f, err := os.Open(path)
 		if err != nil {
@@ -176,7 +242,8 @@ func (st *Storage) Open(ctx context.Context, in Input, stdin io.Reader) (*Source
 		default:
 			s.Size = info.Size()
 		}
-		s.Stream, s.File = f, f
+		lf := &localFile{File: f, fail: s.fail}
+		s.Stream, s.File = lf, lf
 	}
 	return s, nil
 }

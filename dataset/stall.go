@@ -2,7 +2,9 @@ package dataset
 
 import (
 	"context"
+	"errors"
 	"io"
+	"net"
 	"os"
 	"sync/atomic"
 	"time"
@@ -57,7 +59,14 @@ func (g *stallGuard) close() { g.t.Stop(); g.cancel() }
 // if the guard fired, else err.
 func (g *stallGuard) err(source string, err error) error {
 	if err != nil && g.fired.Load() {
-		return ioerr.New(ErrDataset, source, nil, "object storage sent nothing for %s (an endpoint that does not answer, or a stalled transfer); --stall-timeout or DIME_STALL_TIMEOUT sets how long to wait", g.d)
+		// An SDK that retries until its context ends (Google Cloud
+		// Storage's does) keeps the last attempt's error: a connection
+		// refused, a name that does not resolve.
+		var oe *net.OpError
+		if errors.As(err, &oe) {
+			return ioerr.Storage(source, nil, "object storage could not be reached for %s, the last attempt: %v; --stall-timeout or DIME_STALL_TIMEOUT sets how long to keep trying", g.d, oe)
+		}
+		return ioerr.Storage(source, nil, "object storage sent nothing for %s (an endpoint that does not answer, or a stalled transfer); --stall-timeout or DIME_STALL_TIMEOUT sets how long to wait", g.d)
 	}
 	return err
 }
@@ -67,16 +76,21 @@ type guardedReader struct {
 	r      io.Reader
 	g      *stallGuard
 	source string
+	fail   *readFailure
 }
 
 func (gr *guardedReader) Read(p []byte) (int, error) {
 	gr.g.start()
 	n, err := gr.r.Read(p)
 	gr.g.stop()
-	if err != nil && err != io.EOF {
-		err = gr.g.err(gr.source, err)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		if e := gr.g.err(gr.source, err); e != err {
+			err = e
+		} else {
+			err = blobError(gr.source, err, "reading")
+		}
 	}
-	return n, err
+	return n, gr.fail.note(err)
 }
 
 // guarded runs a call (an attributes request, a page of a listing) with a

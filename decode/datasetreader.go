@@ -31,7 +31,8 @@ type DatasetReader struct {
 	st     *dataset.Storage
 	units  []unit
 	batch  int
-	live   bool // a stream (stdin, a pipe): blocks as they come
+	live   bool  // a stream (stdin, a pipe): blocks as they come
+	held   int64 // HeldBatchBytes
 
 	dimX, dimY int
 	refSource  string
@@ -167,6 +168,7 @@ func NewDatasetReader(ctx context.Context, d *dataset.Dataset, stdin io.Reader, 
 		workers = 1
 	}
 	workers = max(1, min(workers, len(r.units)))
+	r.held = heldBatchBytes(d, opts.Files, workers)
 	r.free = make([]*Block, workers+2)
 	for i := range r.free {
 		r.free[i] = new(Block)
@@ -177,6 +179,28 @@ func NewDatasetReader(ctx context.Context, d *dataset.Dataset, stdin io.Reader, 
 		go r.work()
 	}
 	return r, nil
+}
+
+// HeldBatchBytes returns the most bytes the decoding goroutines hold in the
+// record batches of Arrow IPC inputs, which are read whole (the rows of the
+// other formats are read a block at a time, bounded by MaxBlockBytes): two
+// batches per goroutine, the one being read and the one before it, each at
+// most MaxRecordBatchBytes and at most the size of the largest IPC input.
+// It is 0 without IPC inputs of a known size: the batches of a stream read
+// from stdin or a pipe are bounded by MaxRecordBatchBytes alone, and not
+// counted ahead (counting that bound would refuse every pipe in a
+// container of less than about 1.2 GiB). The dime command adds it to its
+// memory check.
+func (r *DatasetReader) HeldBatchBytes() int64 { return r.held }
+
+func heldBatchBytes(d *dataset.Dataset, opts dataset.Options, workers int) int64 {
+	var largest int64
+	for _, in := range d.Inputs {
+		if f, err := dataset.FormatOf(in, opts); err == nil && (f == dataset.IPCFile || f == dataset.IPCStream) {
+			largest = max(largest, min(in.Size, MaxRecordBatchBytes))
+		}
+	}
+	return 2 * int64(workers) * largest
 }
 
 // planUnits cuts the inputs into units: a Parquet input whose row groups

@@ -73,6 +73,12 @@
 // An Input is plain data (it marshals to JSON) and needs nothing of the
 // process that resolved it.
 //
+// ReadPilot reads a dataset's pilot, the rows on which the commands choose
+// the columns' scales and data-dependent bandwidths: a seeded uniform
+// sample of a Parquet dataset's rows (PilotIndices; only the row groups
+// holding chosen rows are read), the first rows of CSV and IPC files, and
+// nothing of a stream (the caller's one reading holds its first rows).
+//
 // # Formats
 //
 // Options.Files.Format, or else the file extension, says how to read a file:
@@ -144,7 +150,10 @@
 // nodes and buffers) are bounded by the bytes that hold them, its buffers by
 // its body, and the uncompressed sizes of compressed buffers by their
 // compressed size: a corrupt field count used to make Arrow Go v15 allocate
-// hundreds of gigabytes. An IPC file is checked for its magic at
+// hundreds of gigabytes. A message body (a record batch) larger than
+// MaxRecordBatchBytes (512 MiB) is an error that names its size: a reader
+// holds a batch whole, and DatasetReader.HeldBatchBytes counts what its
+// workers may hold for the memory check of the dime command. An IPC file is checked for its magic at
 // both ends and its messages are read in order up to the footer. Parquet
 // columns are read by pqarrow column readers in step, and a file whose
 // columns disagree on their number of rows, or with the metadata, is an

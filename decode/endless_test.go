@@ -119,8 +119,10 @@ func TestDanglingLinksSkipped(t *testing.T) {
 // TestWideRowsBoundedBatches: a batch of wide rows (a FixedSizeList column
 // of 5,000 values, 1,000 rows) holds at most MaxBlockBytes of values, in the file's
 // reader and in the dataset's blocks, and --batch-size 2000000000 reads a
-// small file. Before, a batch had BatchSize rows whatever their width: a
-// 100,000-wide column asked for a 13 GB block.
+// small file, from Parquet and from an Arrow IPC file of one record batch.
+// Before, a batch had BatchSize rows whatever their width: a 100,000-wide
+// column asked for a 13 GB block; and a block of an IPC file held its
+// record batch's rows, whatever their number.
 func TestWideRowsBoundedBatches(t *testing.T) {
 	const width, rows = 5000, 1000
 	mem := memory.NewGoAllocator()
@@ -142,9 +144,18 @@ func TestWideRowsBoundedBatches(t *testing.T) {
 	}
 	rec := b.NewRecord()
 	defer rec.Release()
-	path := writeRecords(t, t.TempDir(), "wide.parquet", dataset.Parquet, schema, []arrow.Record{rec})
+	dir := t.TempDir()
 	want := decode.MaxBlockBytes / (8 * (width + 1))
-	for _, batch := range []int{0, 2000000000} {
+	for _, c := range []struct {
+		path  string
+		batch int
+	}{
+		{writeRecords(t, dir, "wide.parquet", dataset.Parquet, schema, []arrow.Record{rec}), 0},
+		{filepath.Join(dir, "wide.parquet"), 2000000000},
+		{writeRecords(t, dir, "wide.arrow", dataset.IPCFile, schema, []arrow.Record{rec}), 0},
+		{filepath.Join(dir, "wide.arrow"), 2000000000},
+	} {
+		path, batch := c.path, c.batch
 		opts := decode.Options{Columns: columns.Spec{X: []string{"emb"}, Y: []string{"y"}}, BatchSize: batch}
 		r, err := decode.Open(context.Background(), path, nil, opts)
 		if err != nil {
@@ -153,7 +164,7 @@ func TestWideRowsBoundedBatches(t *testing.T) {
 		n := 0
 		for r.Next() {
 			if r.Rows() > want {
-				t.Errorf("batch size %d: a batch of %d rows of %d values, want at most %d", batch, r.Rows(), width+1, want)
+				t.Errorf("%s, batch size %d: a batch of %d rows of %d values, want at most %d", filepath.Base(path), batch, r.Rows(), width+1, want)
 			}
 			n += r.Rows()
 		}
@@ -168,7 +179,7 @@ func TestWideRowsBoundedBatches(t *testing.T) {
 		n = 0
 		for d.Next() {
 			if d.Rows() > want {
-				t.Errorf("batch size %d: a block of %d rows of %d values, want at most %d", batch, d.Rows(), width+1, want)
+				t.Errorf("%s, batch size %d: a block of %d rows of %d values, want at most %d", filepath.Base(path), batch, d.Rows(), width+1, want)
 			}
 			n += d.Rows()
 		}

@@ -33,6 +33,15 @@ import (
 // order up to the footer, which only the random access of ipc.FileReader
 // would need.
 
+// MaxRecordBatchBytes bounds the body of one message of an Arrow IPC file
+// or stream (a record batch, or a dictionary batch): a reader holds a batch
+// whole while it extracts its rows, so a larger one is an error (ErrFormat)
+// that names its size and asks for smaller batches, rather than an
+// allocation that the memory check did not count. Arrow writers cut tables
+// into batches of at most 64Ki rows or so; 512 MiB is 64Ki rows of 1,024
+// float64 values.
+const MaxRecordBatchBytes = 512 << 20
+
 const (
 	// maxMetadata bounds the metadata (flatbuffer) of one message.
 	maxMetadata = 64 << 20
@@ -126,6 +135,9 @@ func (m *messageReader) Message() (*ipc.Message, error) {
 	switch {
 	case bodyLen < 0:
 		return nil, fmt.Errorf("message body of %d bytes", bodyLen)
+	case bodyLen > MaxRecordBatchBytes:
+		return nil, fmt.Errorf("a record batch of %d bytes (%.1f GiB), more than the %d MiB a reader holds at once: write the data in smaller record batches (pyarrow: write_table(..., max_chunksize=N) or Table.to_batches(max_chunksize=N); dime gen and tablewriter write batches of %d rows)",
+			bodyLen, float64(bodyLen)/(1<<30), MaxRecordBatchBytes>>20, DefaultBatchSize)
 	case m.remain >= 0 && bodyLen > m.remain:
 		return nil, fmt.Errorf("message body of %d bytes with %d bytes left: %w", bodyLen, m.remain, errCutOff)
 	}
@@ -183,9 +195,17 @@ func (d *ipcDecoder) fields() []arrow.Field { return d.sr.Schema().Fields() }
 
 func (d *ipcDecoder) release() { d.sr.Release() }
 
-// start reads the record batches whole: IPC has no projection.
-func (d *ipcDecoder) start(_ columns.Selection, opts Options) (started, error) {
-	src := &ipcStreamSource{Reader: d.sr, mr: d.mr, source: d.source, strict: opts.Strict, file: d.what != "Arrow IPC stream"}
+// start reads the record batches whole (IPC has no projection) and hands
+// them over in slices of at most BatchSize rows (fewer for wide rows, see
+// blockRows), so that a block of an IPC input is bounded as those of the
+// other formats are.
+func (d *ipcDecoder) start(sel columns.Selection, opts Options) (started, error) {
+	ext, err := newExtractor(d.source, d.sr.Schema(), sel, opts.Values)
+	if err != nil {
+		return started{}, err
+	}
+	rows := blockRows(opts.batchSize(), ext.DimX()+ext.DimY())
+	src := &ipcStreamSource{Reader: d.sr, mr: d.mr, source: d.source, strict: opts.Strict, file: d.what != "Arrow IPC stream", sliceRows: int64(rows)}
 	return started{src: src, schema: d.sr.Schema(), total: -1}, nil
 }
 
@@ -224,9 +244,21 @@ type ipcStreamSource struct {
 	strict bool
 	file   bool // the messages of an IPC file: no end-of-stream marker to check
 	rows   int64
+
+	sliceRows int64        // the most rows handed over at once
+	off       int64        // the rows of the reader's record handed over
+	slice     arrow.Record // the current slice of the reader's record, or nil for all of it
 }
 
 func (s *ipcStreamSource) Next() bool {
+	if s.slice != nil {
+		s.slice.Release()
+		s.slice = nil
+	}
+	if rec := s.Reader.Record(); rec != nil && s.off > 0 && s.off < rec.NumRows() {
+		s.cut(rec)
+		return true
+	}
 	if !s.Reader.Next() {
 		if s.Reader.Err() != nil {
 			s.mr.alloc.Fail()
@@ -234,8 +266,37 @@ func (s *ipcStreamSource) Next() bool {
 		return false
 	}
 	s.mr.alloc.Commit()
-	s.rows += s.Reader.Record().NumRows()
+	rec := s.Reader.Record()
+	s.rows += rec.NumRows()
+	s.off = 0
+	if rec.NumRows() > s.sliceRows {
+		s.cut(rec)
+	}
 	return true
+}
+
+// cut makes the next sliceRows rows of rec the current record.
+func (s *ipcStreamSource) cut(rec arrow.Record) {
+	end := min(s.off+s.sliceRows, rec.NumRows())
+	s.slice = rec.NewSlice(s.off, end)
+	s.off = end
+}
+
+// Record returns the current record: the reader's, or a slice of it.
+func (s *ipcStreamSource) Record() arrow.Record {
+	if s.slice != nil {
+		return s.slice
+	}
+	return s.Reader.Record()
+}
+
+// Release releases the current slice and the reader.
+func (s *ipcStreamSource) Release() {
+	if s.slice != nil {
+		s.slice.Release()
+		s.slice = nil
+	}
+	s.Reader.Release()
 }
 
 // missingEOS describes a stream that ended cleanly without its marker, or

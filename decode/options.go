@@ -25,7 +25,9 @@ type Options struct {
 	// BatchSize is the number of rows read per record batch (Parquet, CSV):
 	// the size of the blocks Next returns before invalid rows are dropped.
 	// The default (0) is DefaultBatchSize. IPC files and streams come in the
-	// batches they were written with, which a reader must hold whole.
+	// batches they were written with, which a reader must hold whole (each
+	// at most MaxRecordBatchBytes), and are handed over in blocks of at most
+	// BatchSize rows.
 	BatchSize int
 	// Strict makes an IPC stream that ends without its end-of-stream marker
 	// an error (ErrFormat) rather than a warning (Reader.Warnings).

@@ -44,6 +44,7 @@ type pageChecker struct {
 	leaves []int   // the Parquet columns read
 	next   int     // the first row group not verified yet
 	buf    *bufio.Reader
+	bufLen int    // the size of buf: pageCRCBufferSize, or less for small chunks
 	probe  []byte // the first bytes of a chunk
 }
 
@@ -73,8 +74,8 @@ func chunkRange(pf *file.Reader, group, leaf int) (start, size int64, ok bool) {
 	return start, size, start >= 0 && size > 0
 }
 
-func newPageChecker(source string, f io.ReaderAt, pf *file.Reader, groups, leaves []int) *pageChecker {
-	c := &pageChecker{source: source, f: f, pf: pf, groups: groups, leaves: leaves}
+func newPageChecker(source string, f io.ReaderAt, pf *file.Reader, groups, leaves []int, bufLen int) *pageChecker {
+	c := &pageChecker{source: source, f: f, pf: pf, groups: groups, leaves: leaves, bufLen: bufLen}
 	var row int64
 	for _, g := range groups {
 		c.starts = append(c.starts, row)
@@ -131,7 +132,7 @@ func (c *pageChecker) chunk(group, leaf int) error {
 		}
 	}
 	if c.buf == nil {
-		c.buf = bufio.NewReaderSize(nil, pageCRCBufferSize)
+		c.buf = bufio.NewReaderSize(nil, c.bufLen)
 	}
 	c.buf.Reset(io.NewSectionReader(c.f, start, size))
 	in := &countingReader{r: c.buf}

@@ -21,8 +21,17 @@ import (
 // Parquet pages are read through a buffer of this size per column (grown to
 // a page if needed), rather than a whole column chunk at once, so that memory
 // does not grow with the size of the row groups. Measured on 20 columns: 64
-// KiB reads 25% faster than 256 KiB or 1 MiB, and as fast as 16 KiB.
+// KiB reads 25% faster than 256 KiB or 1 MiB, and as fast as 16 KiB. A file
+// whose selected column chunks are all smaller gets buffers of its largest
+// chunk (see readBufferSize): a dataset of many small files would otherwise
+// allocate 64 KiB per column and file for a few hundred bytes.
 const parquetBufferSize = 64 << 10
+
+// readBufferSize returns the size of a read buffer for column chunks of at
+// most largest bytes: max, or less for smaller chunks (at least 512 bytes).
+func readBufferSize(largest, max int64) int64 {
+	return min(max, largest+largest/8+512)
+}
 
 // parquetDecoder is a Parquet file whose schema has been read: start reads
 // the selected columns, BatchSize rows at a time, with a column reader of
@@ -32,6 +41,7 @@ const parquetBufferSize = 64 << 10
 // number of rows; here that is an error.)
 type parquetDecoder struct {
 	source string
+	props  *parquet.ReaderProperties
 	src    *dataset.Source
 	groups *groupRange
 	mem    *arrowfix.ParquetAllocator
@@ -72,7 +82,7 @@ func openParquet(source string, src *dataset.Source, opts Options, rg *groupRang
 	if err != nil {
 		return nil, ioerr.New(ErrFormat, source, err, "reading the Parquet schema")
 	}
-	return &parquetDecoder{source: source, src: src, groups: rg, mem: mem, pf: pf, fr: fr, schema: schema, batch: batch}, nil
+	return &parquetDecoder{source: source, props: props, src: src, groups: rg, mem: mem, pf: pf, fr: fr, schema: schema, batch: batch}, nil
 }
 
 func (d *parquetDecoder) fields() []arrow.Field { return d.schema.Fields() }
@@ -137,10 +147,17 @@ func (d *parquetDecoder) start(sel columns.Selection, opts Options) (st started,
 	for _, l := range leaves {
 		included[l] = true
 	}
-	d.src.Expect(chunkExtents(pf, groups, leaves))
+	extents := chunkExtents(pf, groups, leaves)
+	d.src.Expect(extents)
+	var largest int64
+	for _, e := range extents {
+		largest = max(largest, e.End-e.Off)
+	}
+	// The column readers' page buffers, made as they reach each row group.
+	d.props.BufferSize = readBufferSize(largest, parquetBufferSize)
 	ps := &parquetSource{source: d.source, batch: int64(batch), head: int64(opts.headRows), total: total, mem: mem}
 	if !skipPageCRC {
-		ps.crc = newPageChecker(d.source, d.src.File, pf, groups, leaves)
+		ps.crc = newPageChecker(d.source, d.src.File, pf, groups, leaves, int(readBufferSize(largest, pageCRCBufferSize)))
 	}
 	outFields := make([]arrow.Field, 0, len(fields))
 	for _, fidx := range fields {

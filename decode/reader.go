@@ -77,6 +77,7 @@ var (
 type Reader struct {
 	ctx    context.Context // ends the reading when done
 	source string
+	input  *dataset.Source // the bytes read: its ReadErr wins over the decoder's errors
 	src    recordSource
 	ext    *Extractor
 	blocks [2]Block // the current block, and the next one with Prefetch
@@ -150,7 +151,11 @@ func openInput(ctx context.Context, st *dataset.Storage, in dataset.Input, stdin
 		st = dataset.NewStorage(opts.Files)
 		r.closers = append(r.closers, closerFunc(func() error { st.Close(); return nil }))
 	}
+	var src *dataset.Source
 	fail := func(err error) (*Reader, error) {
+		if src != nil {
+			err = storageWins(src, err)
+		}
 		r.closeFiles()
 		return nil, err
 	}
@@ -158,6 +163,7 @@ func openInput(ctx context.Context, st *dataset.Storage, in dataset.Input, stdin
 	if err != nil {
 		return fail(err)
 	}
+	r.input = src
 	r.closers = append(r.closers, src)
 	// Three steps, each once: the decoder reads the input's schema, the
 	// columns are selected from it, the decoder reads the selected columns.
@@ -230,8 +236,9 @@ func (f closerFunc) Close() error { return f() }
 
 // Next advances to the next block of kept rows and reports whether there is
 // one. It returns false at the end of the input or on an error (see Err).
-// Blocks come one per record batch, so they have at most Options.BatchSize
-// rows (Parquet, CSV) or the rows of a batch of the IPC input, minus the rows
+// Blocks come one per record batch (Parquet, CSV) or per slice of at most
+// Options.BatchSize rows of a batch of the IPC input, so they have at most
+// Options.BatchSize rows (fewer for wide rows: MaxBlockBytes), minus the rows
 // dropped with SkipInvalid; batches whose rows are all dropped are passed
 // over. With Options.Prefetch the block was read while the caller worked on
 // the previous one.
@@ -254,9 +261,22 @@ func (r *Reader) Next() bool {
 	return ok
 }
 
+// storageWins returns the error of the storage that a read of src met, if
+// any, in place of err, which it caused (see dataset.Source.ReadErr).
+func storageWins(src *dataset.Source, err error) error {
+	if err == nil {
+		return nil
+	}
+	if e := src.ReadErr(); e != nil {
+		return e
+	}
+	return err
+}
+
 // fill reads record batches into b until one keeps rows, and reports whether
 // it found one: false at the end of the input or with an error.
-func (r *Reader) fill(b *Block) (bool, error) {
+func (r *Reader) fill(b *Block) (ok bool, err error) {
+	defer func() { err = storageWins(r.input, err) }()
 	for {
 		if err := r.ctx.Err(); err != nil {
 			return false, err

@@ -73,6 +73,10 @@ type Error struct {
 	Reason  string
 	refused bool
 	Err     error // the cause, if any
+	// Signal is the signal (SIGINT, SIGTERM) that interrupted the write,
+	// if one did: a command exits with 128 + its number, as a shell
+	// reports a command killed by it.
+	Signal os.Signal
 }
 
 func (e *Error) Error() string {
@@ -303,8 +307,10 @@ func writeAtomic(path string, perm fs.FileMode, write func(w io.Writer) error) (
 	interrupted := abortOnSignal(f)
 	watching := true
 	defer func() {
-		if watching && interrupted() {
-			err = &Error{Path: path, Reason: "interrupted by a signal while writing; nothing was written"}
+		if watching {
+			if sig := interrupted(); sig != nil {
+				err = &Error{Path: path, Reason: "interrupted by a signal while writing; nothing was written", Signal: sig}
+			}
 		}
 		if err != nil {
 			f.Close()
@@ -327,8 +333,8 @@ func writeAtomic(path string, perm fs.FileMode, write func(w io.Writer) error) (
 	}
 	// From here on the temporary is complete: a signal no longer undoes it.
 	watching = false
-	if interrupted() {
-		return &Error{Path: path, Reason: "interrupted by a signal while writing; nothing was written"}
+	if sig := interrupted(); sig != nil {
+		return &Error{Path: path, Reason: "interrupted by a signal while writing; nothing was written", Signal: sig}
 	}
 	// The target may have changed since plan looked: rename only over a
 	// regular file or nothing.
@@ -343,26 +349,25 @@ func writeAtomic(path string, perm fs.FileMode, write func(w io.Writer) error) (
 }
 
 // abortOnSignal closes f if SIGINT or SIGTERM comes before the returned
-// function is called, which then reports whether one came: the write then
+// function is called, which then returns it (nil if none came): the write then
 // fails, and writeAtomic removes the temporary file, so that a command
 // interrupted while it writes (by a second Ctrl-C, which the command does not
 // catch) leaves neither the target half-written nor a temporary behind.
-func abortOnSignal(f *os.File) (done func() bool) {
+func abortOnSignal(f *os.File) (done func() os.Signal) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	stop := make(chan struct{})
 	finished := make(chan struct{})
-	var got bool
+	var got os.Signal
 	go func() {
 		defer close(finished)
 		select {
-		case <-ch:
-			got = true
+		case got = <-ch:
 			f.Close()
 		case <-stop:
 		}
 	}()
-	return func() bool {
+	return func() os.Signal {
 		signal.Stop(ch)
 		close(stop)
 		<-finished

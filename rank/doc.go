@@ -38,8 +38,10 @@
 // # Rows, scopes and groups: what equals dime score
 //
 // Rows are standardized per view (each column by its median and MAD on the
-// first Config.Stream.PilotRows rows, the pilot, as dime score does; stream's
-// "Units" documentation), pooled into shuffle scopes exactly as a
+// pilot: the first Config.Stream.PilotRows rows, or the pilot given to
+// ResolvePilot, which dime rank and matrix read as dime score does, a
+// seeded sample of a Parquet dataset's rows; stream's "Units"
+// documentation), pooled into shuffle scopes exactly as a
 // stream.Estimator pools the same blocks, put in a random order
 // (stream.ScopeOrder) and cut into chunks that go to the groups in turn.
 // The order is seeded by a hash of the scope's rows of the views in

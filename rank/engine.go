@@ -425,14 +425,14 @@ func (a *Accumulator) viewRows(dst, block []float64, n, v int) []float64 {
 }
 
 // resolvePilot chooses every view's scales and bandwidth on the rows held
-// back (ResolvePilot), then adds those rows block by block.
+// back (resolveViews), then adds those rows block by block.
 func (a *Accumulator) resolvePilot() error {
 	n := min(a.pilotRows, a.pilotTarget())
-	c, err := ResolvePilot(a.plan, Config{Stream: a.cfg}, a.pilot[:n*a.plan.Width], n)
+	sigma, center, scale, err := resolveViews(a.plan, a.cfg, a.pilot, n, fmt.Sprintf("the first %d rows", n))
 	if err != nil {
 		return err
 	}
-	if err := a.start(c.Sigmas, c.Centers, c.Scales); err != nil {
+	if err := a.start(sigma, center, scale); err != nil {
 		return err
 	}
 	px, blocks := a.pilot, a.pilotBlocks
@@ -445,52 +445,6 @@ func (a *Accumulator) resolvePilot() error {
 		px = px[b*W:]
 	}
 	return nil
-}
-
-// ResolvePilot returns cfg with every view's bandwidth and scales chosen
-// on n pilot rows (row-major, plan.Width values each) as an Accumulator
-// chooses them on its first cfg.Stream.PilotRows rows (stream.ResolvePilot,
-// one view at a time): an Accumulator made with the result adds the same
-// rows to the same numbers, bit for bit, without holding them back. A
-// pipeline's launcher (dimebeam rank) chooses them once, so that every
-// split's accumulator uses them.
-func ResolvePilot(plan Plan, cfg Config, rows []float64, n int) (Config, error) {
-	if n < 2 {
-		return cfg, invalidf("%d rows, want at least 2 to choose the scales and bandwidths", n)
-	}
-	if len(rows) < n*plan.Width {
-		return cfg, invalidf("%d pilot values for %d rows of %d", len(rows), n, plan.Width)
-	}
-	a := &Accumulator{plan: plan}
-	V := len(plan.Views)
-	sigma := make([]float64, V)
-	var center, scale [][]float64
-	sc := cfg.Stream
-	if sc.Standardize {
-		center, scale = make([][]float64, V), make([][]float64, V)
-	}
-	var buf []float64
-	for v, view := range plan.Views {
-		buf = a.viewRows(buf, rows, n, v)
-		c := sc
-		c.BandwidthY = c.BandwidthX
-		c.XColumns, c.YColumns = view.Columns, view.Columns
-		c.Scaling = stream.Scaling{}
-		p, err := stream.ResolvePilot(buf, buf, n, view.Dim(), view.Dim(), c)
-		if err != nil {
-			msg := err.Error()
-			if i := len("X: "); len(msg) > i && msg[:i] == "X: " {
-				msg = msg[i:]
-			}
-			return cfg, fmt.Errorf("%w: choosing the scales and bandwidths on the first %d rows: %s: %s", ErrInvalidInput, n, view.Name, trimInvalid(msg))
-		}
-		sigma[v] = p.SigmaX
-		if sc.Standardize {
-			center[v], scale[v] = p.Scaling.CenterX, p.Scaling.ScaleX
-		}
-	}
-	cfg.Sigmas, cfg.Centers, cfg.Scales = sigma, center, scale
-	return cfg, nil
 }
 
 func trimInvalid(msg string) string {

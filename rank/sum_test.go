@@ -49,7 +49,7 @@ func TestResolvePilotIsThePilot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	given, err := ResolvePilot(plan, Config{Stream: cfg}, data[:700*W], 700)
+	given, err := ResolvePilot(plan, Config{Stream: cfg}, data[:700*W], 700, "the first 700 rows")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestResolvePilotIsThePilot(t *testing.T) {
 			}
 		}
 	}
-	if _, err := ResolvePilot(plan, Config{Stream: cfg}, data[:W], 1); !errors.Is(err, ErrInvalidInput) {
+	if _, err := ResolvePilot(plan, Config{Stream: cfg}, data[:W], 1, "the first row"); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("one pilot row: %v", err)
 	}
 }
@@ -84,7 +84,7 @@ func TestSumIsOrderFree(t *testing.T) {
 	W := c + 1
 	data := table(n, c, 2, 45)
 	plan := rankPlan(c)
-	cfg, err := ResolvePilot(plan, Config{Stream: testConfig(16)}, data[:1000*W], 1000)
+	cfg, err := ResolvePilot(plan, Config{Stream: testConfig(16)}, data[:1000*W], 1000, "the first 1000 rows")
 	if err != nil {
 		t.Fatal(err)
 	}

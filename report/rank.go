@@ -43,6 +43,8 @@ type Rank struct {
 	Sigma       string          `json:"sigma_rule"`
 	SigmaY      Number          `json:"sigma_y"`
 	Standardize bool            `json:"standardize"`
+	Pilot       string          `json:"pilot,omitempty"` // "sample" or "prefix": the rows the scales and bandwidths were chosen on
+	PilotRows   int             `json:"pilot_rows,omitempty"`
 	Candidates  []RankCandidate `json:"candidates"`
 	Count       int             `json:"candidates_total"`
 	Partial     bool            `json:"partial,omitempty"`

@@ -89,22 +89,26 @@ type Report struct {
 }
 
 // Scaling is the standardization of the report's columns: column j of X
-// was used as (x_j − center_x[j]) / scale_x[j], chosen on the first
-// pilot_rows rows.
+// was used as (x_j − center_x[j]) / scale_x[j], chosen on pilot_rows rows:
+// a seeded sample of the dataset's rows (pilot "sample", Parquet), or its
+// first rows (pilot "prefix": CSV, Arrow IPC, streams; empty when not
+// known, as in a merge of states).
 type Scaling struct {
 	CenterX   []float64 `json:"center_x"`
 	ScaleX    []float64 `json:"scale_x"`
 	CenterY   []float64 `json:"center_y"`
 	ScaleY    []float64 `json:"scale_y"`
 	PilotRows int       `json:"pilot_rows,omitempty"`
+	Pilot     string    `json:"pilot,omitempty"`
 }
 
-// SetScaling records s (nothing if it is empty).
-func (r *Report) SetScaling(s stream.Scaling, pilotRows int) {
+// SetScaling records s (nothing if it is empty), chosen on pilotRows rows
+// of the kind pilot names ("sample", "prefix", or "" if not known).
+func (r *Report) SetScaling(s stream.Scaling, pilotRows int, pilot string) {
 	if s.Empty() {
 		return
 	}
-	r.Scaling = &Scaling{CenterX: s.CenterX, ScaleX: s.ScaleX, CenterY: s.CenterY, ScaleY: s.ScaleY, PilotRows: pilotRows}
+	r.Scaling = &Scaling{CenterX: s.CenterX, ScaleX: s.ScaleX, CenterY: s.CenterY, ScaleY: s.ScaleY, PilotRows: pilotRows, Pilot: pilot}
 }
 
 // Warn adds the warnings of a scale that does not fit the data, for views

@@ -35,14 +35,16 @@ type Config struct {
 	Alpha float64
 	// BandwidthX and BandwidthY choose each view's bandwidth: an explicit
 	// value, fixed √(d/2) (the zero value), or a rule that looks at the data,
-	// median or auto, resolved on the first PilotRows rows and then held
-	// fixed for the whole stream.
+	// median or auto, resolved on the pilot sample (the first PilotRows
+	// rows, or what NewResolved is given) and then held fixed for the whole
+	// stream.
 	BandwidthX, BandwidthY vocab.Bandwidth
 	// Standardize makes the estimate scale-free: every column is
 	// standardized, x ↦ (x − center)/scale, before the feature map, with the
 	// median as center and MADScale × the median absolute deviation as scale
 	// (ColumnScales), both estimated on the pilot sample (the first
-	// PilotRows rows) unless Scaling gives them. Multiplying a column by a
+	// PilotRows rows, or what NewResolved is given) unless Scaling gives
+	// them. Multiplying a column by a
 	// positive constant or shifting it then changes no estimate beyond
 	// round-off, and the fixed bandwidth √(d/2) is in units of the columns'
 	// scales. DefaultConfig turns it on; false (the zero value) feeds the

@@ -432,22 +432,37 @@
 // # The pilot sample
 //
 // Every setting that looks at the data (the scaling, then median and auto
-// bandwidths, ResolvePilot) is chosen on one sample: the first
-// Config.PilotRows rows (default 1000) the estimator is given, held back
-// meanwhile and then added block by block as they came, so that the shuffle
-// scopes are those of an estimator without a pilot. The dime commands read a
-// dataset in a canonical order (files sorted by path, rows in file order),
-// and its exact, compare and sweep commands and the Beam pipeline (module
-// beam, ChoosePilot) choose on the same first rows, so that the same rows
-// give the same scales and σ whatever the command, the spelling of the paths
-// or how the rows are cut into files. The trade-off: a prefix is scale-free
-// and layout-free, where a sample keyed by a hash of each row's content
-// would change when a column is rescaled, and a uniform sample of a whole
-// dataset needs a pass over it before the first row is estimated (and is
-// impossible on a stream); but a prefix is not representative of a sorted
-// or grouped dataset (a partition column constant in the first file is an
-// error; raise --pilot-rows, or shuffle). A stream on stdin can only use
-// the rows it has seen.
+// bandwidths, ResolvePilot) is chosen on one sample of rows, the pilot. An
+// Estimator made with New holds back the first Config.PilotRows rows
+// (default 1000) it is given, chooses on them, and then adds them block by
+// block as they came, so that the shuffle scopes are those of an estimator
+// without a pilot. A caller that holds a whole dataset chooses the pilot
+// itself and passes what ResolvePilot chose on it to NewResolved, which
+// holds nothing back.
+//
+// The dime commands (score, exact, compare, sweep, rank, matrix) and the
+// Beam pipeline (module beam, ChoosePilot) read their pilot with one
+// function, decode.ReadPilot:
+//
+//   - A Parquet dataset gets a seeded uniform sample of PilotRows of its N
+//     rows (the row counts come from the footers), rows numbered in the
+//     dataset's canonical order (files sorted by path, rows in file
+//     order), drawn with their own random stream of the seed. The sample
+//     depends on N, PilotRows and the seed only: the same rows give the
+//     same scales and σ whatever the command, the order of the arguments,
+//     the spelling of the paths or how the rows are cut into files. Only
+//     the row groups that hold chosen rows are read again: at worst one
+//     more decoding of the selected columns.
+//   - CSV and Arrow IPC files get their first PilotRows rows, and so do
+//     streams (stdin, dime monitor): their length is not known without
+//     reading them whole, and a stream cannot be read twice. A prefix is
+//     not representative of a sorted or grouped input (a column constant
+//     in the first file is an error naming it; raise --pilot-rows, convert
+//     to Parquet, or shuffle).
+//
+// The reports say which (scaling.pilot: "sample" or "prefix"). A sample
+// keyed by a hash of each row's content was not chosen: it would change
+// when a column is rescaled.
 //
 // # Bandwidths
 //

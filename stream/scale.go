@@ -14,8 +14,8 @@ import (
 // This file holds the pilot: the one sample of rows on which every setting
 // that looks at the data is chosen (the columns' centers and scales, then
 // the median and auto bandwidths), and the standardization it leads to.
-// The estimator, the dime command's exact, compare and sweep, and the Beam
-// pipeline all call ResolvePilot on the same rows, so that the same rows
+// The estimator, the dime commands and the Beam pipeline all call
+// ResolvePilot on the same rows (decode.ReadPilot's), so that the same rows
 // give the same scales and bandwidths everywhere.
 
 // MADScale is the factor that makes the median absolute deviation a
@@ -167,9 +167,9 @@ type Pilot struct {
 // bandwidths of both views on the standardized rows (exact.ResolveBandwidths
 // with cfg's kernel, alpha and rules; the auto rule looks at the first
 // exact.AutoSampleRows of them). The estimator calls it on its first
-// cfg.PilotRows rows; callers that hold a dataset give it the same rows, the
-// first rows of the dataset in its canonical order, to get the same
-// choices.
+// cfg.PilotRows rows; callers that hold a dataset call it on the pilot that
+// decode.ReadPilot reads (a seeded sample of a Parquet dataset's rows) and
+// pass the result to NewResolved, so that every command chooses the same.
 func ResolvePilot(x, y []float64, rows, dimX, dimY int, cfg Config) (Pilot, error) {
 	if rows < 0 || dimX < 1 || dimY < 1 || len(x) != rows*dimX || len(y) != rows*dimY {
 		return Pilot{}, invalidf("pilot block of %d rows has %d X values and %d Y values", rows, len(x), len(y))
@@ -203,4 +203,42 @@ func ResolvePilot(x, y []float64, rows, dimX, dimY int, cfg Config) (Pilot, erro
 	}
 	p.SigmaX, p.SigmaY = sx, sy
 	return p, nil
+}
+
+// NeedsPilot reports whether a setting of c looks at the data: a median or
+// auto bandwidth, or standardization without a given Scaling. An
+// estimator of such a Config holds back its first PilotRows rows, unless
+// NewResolved gives it what a pilot chose.
+func (c Config) NeedsPilot() bool { return c.needsPilot() }
+
+// NewResolved returns an estimator whose data-dependent settings are those
+// that p, ResolvePilot on the caller's pilot sample of cfg, chose: the
+// scaling (with cfg.Standardize, unless cfg.Scaling gives it) and the
+// bandwidths of the median and auto rules. It starts at once, holding no
+// rows back, and records the rules as cfg gives them and the chosen
+// bandwidths, as an estimator that chose them on its own first rows does.
+// The dime commands choose the pilot of a Parquet dataset as a sample of
+// all its rows (decode.ReadPilot) and pass it here.
+func NewResolved(dimX, dimY int, cfg Config, p Pilot) (*Estimator, error) {
+	if cfg.Standardize && cfg.Scaling.Empty() {
+		if p.Scaling.Empty() {
+			return nil, invalidf("standardization needs the pilot's scaling, and the pilot chose none")
+		}
+		cfg.Scaling = p.Scaling
+	}
+	e, err := New(dimX, dimY, cfg)
+	if err != nil || e.Started() {
+		return e, err
+	}
+	sx, sy := p.SigmaX, p.SigmaY
+	if !cfg.BandwidthX.NeedsData() {
+		sx = resolveDataFree(cfg.BandwidthX, dimX)
+	}
+	if !cfg.BandwidthY.NeedsData() {
+		sy = resolveDataFree(cfg.BandwidthY, dimY)
+	}
+	if err := e.start(sx, sy); err != nil {
+		return nil, err
+	}
+	return e, nil
 }

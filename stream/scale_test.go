@@ -222,3 +222,56 @@ func TestReadStateScaledBounded(t *testing.T) {
 		t.Errorf("a scale of 0: %v", err)
 	}
 }
+
+// TestNewResolved: an estimator given what ResolvePilot chose on its first
+// PilotRows rows equals one that held those rows back and chose itself,
+// bit for bit (result, and state but for the run's random id), with every bandwidth rule; a pilot on
+// other rows gives other scales; a pilot without the scaling that
+// standardization needs is refused.
+func TestNewResolved(t *testing.T) {
+	x, y := realUnits(t, 3000, 2104)
+	for _, rule := range []vocab.Bandwidth{vocab.Fixed(), vocab.Median(), vocab.Auto(), vocab.Sigma(0.8)} {
+		cfg := DefaultConfig()
+		cfg.Features, cfg.Workers, cfg.BandwidthX, cfg.BandwidthY = 16, 1, rule, rule
+		own, _ := New(2, 1, cfg)
+		addBlocks2(t, own, x, y, 2, 1)
+		p, err := ResolvePilot(x[:2*DefaultPilotRows], y[:DefaultPilotRows], DefaultPilotRows, 2, 1, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		given, err := NewResolved(2, 1, cfg, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !given.Started() {
+			t.Fatalf("%v: not started", rule)
+		}
+		addBlocks2(t, given, x, y, 2, 1)
+		given.shards = own.shards // the run's random id
+		a, _ := own.MarshalBinary()
+		b, _ := given.MarshalBinary()
+		if !bytes.Equal(a, b) {
+			t.Errorf("%v: the states differ", rule)
+		}
+		ra, _ := own.Result()
+		rb, _ := given.Result()
+		if ra.DiME != rb.DiME || ra.SigmaX != rb.SigmaX || ra.BandwidthX != rb.BandwidthX {
+			t.Errorf("%v: DiME %v, σ %v (%v); given the pilot: %v, %v (%v)", rule, ra.DiME, ra.SigmaX, ra.BandwidthX, rb.DiME, rb.SigmaX, rb.BandwidthX)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.Features = 16
+	p, err := ResolvePilot(x[2000:4000], y[1000:2000], 1000, 2, 1, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := NewResolved(2, 1, cfg, p)
+	first, _ := New(2, 1, cfg)
+	addBlocks2(t, first, x[:2000], y[:1000], 2, 1)
+	if other.Scaling().Equal(first.Scaling()) {
+		t.Error("a pilot of other rows chose the same scales")
+	}
+	if _, err := NewResolved(2, 1, cfg, Pilot{SigmaX: 1, SigmaY: 1}); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("standardization without a scaling: %v", err)
+	}
+}

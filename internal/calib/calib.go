@@ -89,19 +89,27 @@ type Outcome struct {
 	DiME       float64
 	Normalized float64 // dime_normalized
 	PValue     float64
-	PValueTest string // p_value_test, when reported
-	Rows       int64
-	Elapsed    float64 // seconds, as reported
+	PValueTest string  // p_value_test, when reported
+	PValueIID  float64 // p_value_iid: the iid test's, with serial rows
+	// StdErr is dime_stderr, Low and High the ends of dime_ci95, and
+	// Analytic the plug-in dime_analytic (score).
+	StdErr, Low, High, Analytic float64
+	Rows                        int64
+	Elapsed                     float64 // seconds, as reported
 }
 
 // report holds the JSON fields read back from the dime command.
 type report struct {
-	DiME       *float64 `json:"dime"`
-	Normalized *float64 `json:"dime_normalized"`
-	PValue     *float64 `json:"p_value"`
-	PValueTest string   `json:"p_value_test"`
-	Rows       int64    `json:"rows"`
-	Elapsed    float64  `json:"elapsed_seconds"`
+	DiME       *float64   `json:"dime"`
+	Normalized *float64   `json:"dime_normalized"`
+	PValue     *float64   `json:"p_value"`
+	PValueTest string     `json:"p_value_test"`
+	PValueIID  *float64   `json:"p_value_iid"`
+	StdErr     *float64   `json:"dime_stderr"`
+	CI95       []*float64 `json:"dime_ci95"`
+	Analytic   *float64   `json:"dime_analytic"`
+	Rows       int64      `json:"rows"`
+	Elapsed    float64    `json:"elapsed_seconds"`
 }
 
 // Run generates the dataset of case c with seed and runs dime command on
@@ -126,14 +134,24 @@ func (c Case) estimate(command string, in io.Reader, extra ...string) (Outcome, 
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		return Outcome{}, fmt.Errorf("calib: dime %s: %v in %q", strings.Join(args, " "), err, out.String())
 	}
+	return r.outcome(), nil
+}
+
+// outcome returns the fields of the report, NaN where absent.
+func (r report) outcome() Outcome {
 	val := func(p *float64) float64 {
 		if p == nil {
 			return math.NaN()
 		}
 		return *p
 	}
-	return Outcome{DiME: val(r.DiME), Normalized: val(r.Normalized), PValue: val(r.PValue),
-		PValueTest: r.PValueTest, Rows: r.Rows, Elapsed: r.Elapsed}, nil
+	o := Outcome{PValueIID: val(r.PValueIID), DiME: val(r.DiME), Normalized: val(r.Normalized), PValue: val(r.PValue),
+		PValueTest: r.PValueTest, StdErr: val(r.StdErr), Low: math.NaN(), High: math.NaN(),
+		Analytic: val(r.Analytic), Rows: r.Rows, Elapsed: r.Elapsed}
+	if len(r.CI95) == 2 {
+		o.Low, o.High = val(r.CI95[0]), val(r.CI95[1])
+	}
+	return o
 }
 
 // Study is a set of datasets: dataset i is case Cases[i mod len(Cases)]

@@ -1,12 +1,10 @@
 package calib
 
 import (
-	"bytes"
 	"fmt"
-	"github.com/dime-project/dime/dataset"
-	"github.com/dime-project/dime/synth"
-	"github.com/dime-project/dime/tablewriter"
 	"math"
+
+	"github.com/dime-project/dime/synth"
 )
 
 // UnitsCases returns the cases of the real-units study: tables whose
@@ -67,16 +65,9 @@ func RunZScored(c Case, seed uint64, command string, extra ...string) (Outcome, 
 			table[i*2*d+j] = (table[i*2*d+j] - mean) / sd
 		}
 	}
-	var data bytes.Buffer
-	w, err := tablewriter.New(&data, dataset.IPCStream, append(tablewriter.ColumnNames("x", d), tablewriter.ColumnNames("y", d)...), tablewriter.Options{})
+	data, err := ipcTable(table, c.Rows, d)
 	if err != nil {
 		return Outcome{}, err
 	}
-	if err := w.Write(table, c.Rows); err != nil {
-		return Outcome{}, err
-	}
-	if err := w.Close(); err != nil {
-		return Outcome{}, err
-	}
-	return c.estimate(command, &data, extra...)
+	return c.estimate(command, data, extra...)
 }

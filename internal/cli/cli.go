@@ -9,7 +9,9 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 
+	"github.com/dime-project/dime/outfile"
 	"github.com/dime-project/dime/redact"
 	"github.com/dime-project/dime/vocab"
 )
@@ -94,6 +96,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	err := cmd.run(&env{stdin: stdin, stdout: stdout, stderr: stderr}, args[1:])
 	var intr interrupted
 	var met gateMet
+	var cut *outfile.Error
 	switch {
 	case err == nil:
 		return exitOK
@@ -105,6 +108,15 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case errors.As(err, &intr):
 		fmt.Fprintf(stderr, "dime: %s\n", redact.String(oneLine(err.Error())))
 		return intr.exitCode()
+	case errors.As(err, &cut) && cut.Signal != nil:
+		// A write cut short by SIGINT or SIGTERM (nothing was written):
+		// 128 + the signal's number, as for a run interrupted after it
+		// printed what it had.
+		fmt.Fprintf(stderr, "dime: %s\n", redact.String(oneLine(err.Error())))
+		if sig, ok := cut.Signal.(syscall.Signal); ok {
+			return 128 + int(sig)
+		}
+		return exitError
 	default:
 		fmt.Fprintf(stderr, "dime: %s\n", redact.String(oneLine(err.Error())))
 		if isUsage(err) {

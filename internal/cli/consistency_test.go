@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -71,10 +72,21 @@ func TestCompareFillsAnalytic(t *testing.T) {
 		}
 	}
 	code, out, _ = runBinary(t, nil, args...)
-	if code != 0 || !regexp.MustCompile(`(?m)^ +DiME plug-in\* +- +\d`).MatchString(out) || !regexp.MustCompile(`(?m)^ +DiME default\* +- +\d`).MatchString(out) {
+	if code != 0 || !regexp.MustCompile(`(?m)^ +DiME plug-in\* +- +\d`).MatchString(out) || !regexp.MustCompile(`(?m)^ +DiME default\* +- +\d`).MatchString(out) ||
+		!strings.Contains(out, fmt.Sprintf("jackknife over %d groups", stream.DefaultConfig().Groups)) {
 		t.Errorf("table:\n%s", out)
 	}
 	noTrailingSpaces(t, "compare", out)
+	// --normalized=false skips exact's normalized score, nothing else.
+	code, out, errs = runBinary(t, nil, append(args, "--json", "--normalized=false")...)
+	if code != 0 {
+		t.Fatalf("--normalized=false: exit %d: %s", code, errs)
+	}
+	skip := decodeJSON(t, out)
+	ex, exSkip := res["exact"].(map[string]any), skip["exact"].(map[string]any)
+	if ex["dime_normalized"] == nil || exSkip["dime_normalized"] != nil || ex["dime"] != exSkip["dime"] {
+		t.Errorf("exact: dime %v, normalized %v; with --normalized=false %v, %v", ex["dime"], ex["dime_normalized"], exSkip["dime"], exSkip["dime_normalized"])
+	}
 }
 
 func noTrailingSpaces(t *testing.T, what, out string) {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -12,7 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dime-project/dime/columns"
 	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/decode"
 	"github.com/dime-project/dime/tablewriter"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -147,15 +150,42 @@ func TestScoreEachFormatMatchesLibrary(t *testing.T) {
 	for _, ext := range []string{"parquet", "arrow", "arrows", "csv"} {
 		x, y = writeDataBatches(t, filepath.Join(dir, "data."+ext), spec, n, batch)
 	}
-	// The library, fed the blocks the reader gives.
+	// The library, fed the blocks the reader gives, after the pilot the
+	// command reads: the first rows (its own), or for Parquet a seeded
+	// sample of the rows (decode.ReadPilot, then stream.NewResolved).
 	cfg := stream.DefaultConfig()
 	cfg.Features, cfg.Permutations = 32, 3
 	cfg.XColumns, cfg.YColumns = []string{"x0", "x1"}, []string{"y0", "y1"}
-	est, _ := stream.New(2, 2, cfg)
-	for i := 0; i < n; i += batch {
-		est.Add(x[i*2:(i+batch)*2], y[i*2:(i+batch)*2], batch)
+	d, err := dataset.Resolve(context.Background(), []string{filepath.Join(dir, "data.parquet")}, dataset.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	want, _ := est.Result()
+	sample, err := decode.ReadPilot(context.Background(), d, decode.Options{Columns: columns.Spec{X: cfg.XColumns, Y: cfg.YColumns}}, stream.DefaultPilotRows, cfg.Seed)
+	if err != nil || sample.Method != decode.PilotSample {
+		t.Fatalf("pilot %v: %v", sample.Method, err)
+	}
+	library := func(cfg stream.Config, sampled bool) stream.Result {
+		t.Helper()
+		est, err := stream.New(2, 2, cfg)
+		if sampled {
+			var p stream.Pilot
+			if p, err = stream.ResolvePilot(sample.X, sample.Y, sample.Rows, 2, 2, cfg); err == nil {
+				est, err = stream.NewResolved(2, 2, cfg, p)
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < n; i += batch {
+			est.Add(x[i*2:(i+batch)*2], y[i*2:(i+batch)*2], batch)
+		}
+		r, err := est.Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	prefix, sampled := library(cfg, false), library(cfg, true)
 	stdinData, _ := os.ReadFile(filepath.Join(dir, "data.arrows"))
 	for _, input := range []string{"data.parquet", "data.arrow", "data.arrows", "data.csv", "-"} {
 		path := filepath.Join(dir, input)
@@ -177,6 +207,10 @@ func TestScoreEachFormatMatchesLibrary(t *testing.T) {
 		if m["estimator"] != "rff" || num(t, m, "rows") != n || num(t, m, "features") != 32 {
 			t.Errorf("%s: %v", input, m)
 		}
+		want := prefix
+		if input == "data.parquet" {
+			want = sampled
+		}
 		for key, v := range map[string]float64{"entropy_x": want.EntropyX, "entropy_joint": want.EntropyJoint,
 			"mutual_information": want.MutualInformation, "dime": want.DiME, "dime_analytic": want.DiMEAnalytic} {
 			if got := num(t, m, key); math.Abs(got-v) > 1e-12 {
@@ -190,11 +224,7 @@ func TestScoreEachFormatMatchesLibrary(t *testing.T) {
 	// At the defaults: the analytic estimator with the jackknife, the test
 	// and the normalized score.
 	cfg.Permutations = 0
-	est, _ = stream.New(2, 2, cfg)
-	for i := 0; i < n; i += batch {
-		est.Add(x[i*2:(i+batch)*2], y[i*2:(i+batch)*2], batch)
-	}
-	want, _ = est.Result()
+	want := library(cfg, true)
 	code, out, errs := runBinary(t, nil, "score", filepath.Join(dir, "data.parquet"), "--x", "x0,x1", "--y", "y0,y1", "--features", "32",
 		"--batch-size", "1250", "--json")
 	if code != 0 {

@@ -37,7 +37,7 @@ func runExact(e *env, args []string) error {
 	}
 	rep := exactReport(res, cfg, s.xcols, s.ycols, time.Since(start))
 	rep.Input, rep.SampledFrom, rep.SkippedRows = describeSample(s), s.seen, s.skipped
-	rep.SetScaling(pilot.Scaling, pilot.Rows)
+	rep.SetScaling(pilot.Scaling, pilot.Rows, s.pilot.Method.String())
 	_, dx := s.x.Dims()
 	_, dy := s.y.Dims()
 	warnReport(e, &rep, dx, dy, math.Log(float64(res.Rows)))

@@ -223,6 +223,39 @@ func TestGenFilesInterrupted(t *testing.T) {
 	}
 }
 
+// TestGenFileInterrupted: SIGINT while gen writes one file leaves neither
+// the file nor its hidden temporary, and exits 130 as gen --files does.
+// Before, a 369 MB .NAME.tmp-* stayed; then it was removed, but the exit
+// status was 1.
+func TestGenFileInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(dimeBinary, "gen", "--rows", "40000000", "--dim", "4", "--out", filepath.Join(dir, "big.parquet"))
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the temporary to grow, then interrupt.
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+			if info, err := ents[0].Info(); err == nil && info.Size() > 1<<20 {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 130 || strings.Count(errb.String(), "\n") != 1 {
+		t.Errorf("gen: %v, stderr %q; want exit 130 and one line", err, errb.String())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("%d entries left in the directory, first %s", len(ents), ents[0].Name())
+	}
+}
+
 // TestControlCharactersEscaped: a path or column name with an escape
 // sequence reaches stderr as \xNN, not raw. Before, it went to the terminal
 // as it was.
@@ -232,5 +265,112 @@ func TestControlCharactersEscaped(t *testing.T) {
 	code, _, errs := run(t, "score", name, "--x", "x", "--y", "y")
 	if code != 2 || strings.ContainsAny(errs[:len(errs)-1], "\x1b\n\r") || !strings.Contains(errs, `a\x1b[2Jb.csv`) {
 		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestS3ObjectGoneAfterListing: an object of an S3 dataset that is deleted
+// after the listing (s3test.Vanish: it answers 404 NoSuchKey but is still
+// listed) ends score with exit 2 and one line naming the object and saying
+// that it is gone, whether it goes before its footer is read or in the
+// middle of its read. Before, both were reported as "not a Parquet file, or
+// a truncated or corrupt one".
+func TestS3ObjectGoneAfterListing(t *testing.T) {
+	dir := t.TempDir()
+	ds := filepath.Join(dir, "ds")
+	if code, _, errs := run(t, "gen", "--kind", "sine", "--dim", "2", "--rows", "30000", "--seed", "3", "--files", "3", "--out", ds); code != 0 {
+		t.Fatalf("gen: %s", errs)
+	}
+	srv := s3test.Start(t, "lake")
+	const victim = "sine/part=00001/part-00001.parquet"
+	for k := range 3 {
+		rel := fmt.Sprintf("part=%05d/part-%05d.parquet", k, k)
+		srv.PutFile(t, "lake", "sine/"+rel, filepath.Join(ds, rel))
+	}
+	args := []string{"score", srv.URL("lake", "sine/"), "--x", "x0,x1", "--y", "y0,y1", "--sigma", "1", "--features", "16", "--permutations", "2", "--batch-size", "1000", "--json"}
+	code, _, errs := run(t, args...)
+	if code != 0 {
+		t.Fatalf("before any delete: exit %d: %s", code, errs)
+	}
+	gets := len(srv.Gets(victim))
+	if gets < 6 {
+		t.Fatalf("%d GETs of %s: too few to delete it in the middle of its read", gets, victim)
+	}
+	for _, c := range []struct {
+		name  string
+		after int
+	}{
+		{"before its footer is read", 0},
+		{"in the middle of its read", gets - 1}, // its last ranged read: a column chunk
+	} {
+		srv.Reset()
+		srv.VanishAfter("lake", victim, c.after)
+		code, out, errs := run(t, args...)
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, victim) ||
+			!strings.Contains(errs, "the object is gone") || strings.Contains(errs, "Parquet") {
+			t.Errorf("deleted %s: exit %d, stdout %q, stderr %q; want exit 2 and one line saying that %s is gone", c.name, code, out, errs, victim)
+		}
+		if n := len(srv.Gets(victim)); n <= c.after {
+			t.Errorf("deleted %s: %d GETs, want more than %d", c.name, n, c.after)
+		}
+	}
+}
+
+// TestObjectStoreUnreachable: an object store whose endpoint refuses every
+// connection (as without a network) ends the command after the stall
+// timeout with exit 2 and one line. gs:// (?anonymous=true, the endpoint
+// from STORAGE_EMULATOR_HOST) retries until its context ends: the line
+// names the last attempt's error. s3:// retries three times (the AWS SDK's
+// standard retryer). Before, the gs:// line said that the endpoint "sent
+// nothing" (an endpoint that does not answer), which it had not been asked.
+func TestObjectStoreUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // connections to it are refused
+	t.Setenv("STORAGE_EMULATOR_HOST", addr)
+	t.Setenv("AWS_ACCESS_KEY_ID", "dime-test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "dime-test-secret")
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	for _, c := range []struct {
+		url, want string
+	}{
+		{"gs://bucket/a.csv?anonymous=true", "connection refused"},
+		{"gs://bucket/ds/?anonymous=true", "connection refused"},
+		{"s3://bucket/a.csv?endpoint=http%3A%2F%2F" + addr + "&use_path_style=true&disable_https=true", ""},
+	} {
+		start := time.Now()
+		code, out, errs := runBinaryIn(t, t.TempDir(), nil, "score", c.url, "--x", "x", "--y", "y", "--stall-timeout", "2s")
+		took := time.Since(start)
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", c.url, code, out, errs, c.want)
+		}
+		if took > 30*time.Second {
+			t.Errorf("%s: took %v for a stall timeout of 2s", c.url, took)
+		}
+	}
+}
+
+// TestListingProgress: while a prefix of object storage is listed, the
+// objects listed so far are shown on stderr with --progress always (and
+// with auto when stderr is a terminal), the line erased when the listing
+// ends; never on stdout, and not with auto when stderr is not a terminal.
+// Before, nothing showed the listing.
+func TestListingProgress(t *testing.T) {
+	srv := s3test.Start(t, "lake")
+	for k := range 3 {
+		srv.Put(t, "lake", fmt.Sprintf("ds/part-%d.csv", k), []byte("x,y\n1,2\n2,3\n3,5\n4,4\n5,7\n"))
+	}
+	args := []string{"score", srv.URL("lake", "ds/"), "--x", "x", "--y", "y", "--features", "8", "--json"}
+	code, out, errs := runBinaryIn(t, t.TempDir(), nil, append(args, "--progress", "always")...)
+	if code != 0 || !strings.HasPrefix(out, "{") || strings.Contains(out, "listing") ||
+		!strings.Contains(errs, "\r\x1b[Klisting s3://lake/ds/?") || !strings.Contains(errs, ": 0 objects\r\x1b[K") {
+		t.Errorf("--progress always: exit %d, stdout %q, stderr %q; want the listing on stderr only, erased", code, out, errs)
+	}
+	code, out, errs = runBinaryIn(t, t.TempDir(), nil, args...)
+	if code != 0 || strings.Contains(out+errs, "listing") {
+		t.Errorf("--progress auto, stderr not a terminal: exit %d, stdout %q, stderr %q; want no listing progress", code, out, errs)
 	}
 }

@@ -30,7 +30,16 @@ type inputFlags struct {
 	// workers is the number of decoding goroutines (0: the reader's
 	// default); not a flag.
 	workers int
+	// e and progress (the command's --progress, read once the flags are
+	// parsed) show the listing of object storage on stderr; see
+	// showListing.
+	e        *env
+	progress *string
 }
+
+// showListing makes the reader show how a listing of object storage goes
+// (objects listed so far) on stderr, as mode (--progress) says.
+func (f *inputFlags) showListing(e *env, mode *string) { f.e, f.progress = e, mode }
 
 func (f *inputFlags) register(fs *flagSet) {
 	f.Input.Register(fs.FlagSet)
@@ -49,25 +58,19 @@ func (f *inputFlags) options(xcols, ycols []string) (decode.Options, error) {
 		return opts, usagef("--limit %d: want a number of rows, or 0 for all", f.limit)
 	}
 	opts.Strict, opts.Limit, opts.Workers, opts.Files.StallTimeout = f.strict, f.limit, f.workers, f.stall
+	if f.e != nil && f.progress != nil {
+		opts.Files.Listing = newProgress(f.e, *f.progress, "listing", -1).listing()
+	}
 	return opts, nil
 }
 
 // open opens the dataset of a command.
 func (f *inputFlags) open(ctx context.Context, e *env, args []string, xcols, ycols []string) (*decode.DatasetReader, error) {
-	opts, err := f.options(xcols, ycols)
+	d, opts, err := f.resolveDataset(ctx, args, xcols, ycols)
 	if err != nil {
 		return nil, err
 	}
-	r, err := decode.OpenDataset(ctx, args, e.stdin, opts)
-	if err != nil {
-		return nil, inputError(err)
-	}
-	if err := e.excludeDataset(r.Dataset()); err != nil {
-		r.Close()
-		return nil, err
-	}
-	warnColumns(e, r.Columns())
-	return r, nil
+	return f.openResolved(ctx, e, d, opts)
 }
 
 // warnColumns says on stderr when a column is in a view twice (it then
@@ -176,9 +179,9 @@ const sampleStream = 0x64696d6573616d70
 // sample is a uniform random sample of the rows of an input.
 type sample struct {
 	x, y         *mat.Dense
-	px, py       []float64 // the pilot: the first rows read, row-major
-	xcols, ycols []string  // the columns read, globs expanded
-	seen         int64     // rows kept by the reader (the population sampled)
+	pilot        decode.Pilot // the rows the scales and bandwidths are chosen on
+	xcols, ycols []string     // the columns read, globs expanded
+	seen         int64        // rows kept by the reader (the population sampled)
 	skipped      int64
 	input        string // the dataset, described
 }
@@ -188,15 +191,9 @@ type sample struct {
 // constant memory whatever the dataset's size: every row of every file has
 // the same chance.
 //
-// It also keeps the first pilot rows, in the order read (files sorted by
-// path, rows in file order): the rows on which the streaming estimator
-// chooses its scales and bandwidths.
-func readSample(e *env, in *inputFlags, args []string, xcols, ycols []string, n, pilot int, seed uint64, prog string) (sample, error) {
-	r, err := in.open(context.Background(), e, args, xcols, ycols)
-	if err != nil {
-		return sample{}, err
-	}
-	defer r.Close()
+// It also keeps the first prefix rows, in the order read: the pilot of a
+// stream, which cannot be read twice (decode.Pilot.Deferred).
+func readSample(e *env, r *decode.DatasetReader, args []string, n, prefix int, seed uint64, prog string) (sample, error) {
 	dx, dy := r.DimX(), r.DimY()
 	xs, ys := make([]float64, 0, n*dx), make([]float64, 0, n*dy)
 	var px, py []float64
@@ -207,7 +204,7 @@ func readSample(e *env, in *inputFlags, args []string, xcols, ycols []string, n,
 		x, y := r.X(), r.Y()
 		for i := 0; i < r.Rows(); i++ {
 			xr, yr := x[i*dx:(i+1)*dx], y[i*dy:(i+1)*dy]
-			if seen < int64(pilot) {
+			if seen < int64(prefix) {
 				px, py = append(px, xr...), append(py, yr...)
 			}
 			switch {
@@ -233,8 +230,9 @@ func readSample(e *env, in *inputFlags, args []string, xcols, ycols []string, n,
 		return sample{}, usagef("%s: %d rows (%d skipped): need at least 2", strings.Join(args, " "), rows, r.Skipped())
 	}
 	sel := r.Columns()
-	xcols, ycols = sel.X.Labels(), sel.Y.Labels()
-	return sample{x: mat.NewDense(rows, dx, xs), y: mat.NewDense(rows, dy, ys), px: px, py: py, xcols: xcols, ycols: ycols,
+	xcols, ycols := sel.X.Labels(), sel.Y.Labels()
+	pilot := decode.Pilot{X: px, Y: py, Rows: len(px) / dx, DimX: dx, DimY: dy, Method: decode.PilotPrefix, Columns: sel, Population: -1}
+	return sample{x: mat.NewDense(rows, dx, xs), y: mat.NewDense(rows, dy, ys), pilot: pilot, xcols: xcols, ycols: ycols,
 		seen: seen, skipped: r.Skipped(), input: describeInput(args, r)}, nil
 }
 
@@ -278,8 +276,9 @@ func (f *sampleFlags) register(fs *flagSet, help string) {
 	f.est.register(fs)
 	f.est.registerJSON(fs, false, "print one JSON object instead of a table")
 	f.in.register(fs)
+	f.in.showListing(fs.e, &f.est.progress)
 	fs.IntVar(&f.n, "sample", defaultSampleRows, help)
-	fs.IntVar(&f.pilot, "pilot-rows", stream.DefaultPilotRows, "rows that choose the columns' scales and median or auto bandwidths: the first rows of the dataset (files in path order), as dime score does")
+	fs.IntVar(&f.pilot, "pilot-rows", stream.DefaultPilotRows, pilotRowsHelp)
 	fs.BoolVar(&f.force, "force", false, "allow --sample above 8192 (O(n³) time, 8n² bytes per matrix), and let --plot write through a symbolic link, FIFO or device")
 }
 
@@ -308,13 +307,36 @@ func (f *sampleFlags) parse(fs *flagSet, command string, args []string) (inputs,
 	return inputs, xcols, ycols, cfg, checkSampleSize(f.n, f.force)
 }
 
-// read reads the sample and the pilot rows.
+// read reads the pilot (readPilot: a seeded sample of a Parquet dataset's
+// rows, as dime score reads it) and the sample.
 func (f *sampleFlags) read(e *env, inputs, xcols, ycols []string) (sample, error) {
-	return readSample(e, &f.in, inputs, xcols, ycols, f.n, f.pilot, f.est.Seed, f.est.progress)
+	ctx := context.Background()
+	d, opts, err := f.in.resolveDataset(ctx, inputs, xcols, ycols)
+	if err != nil {
+		return sample{}, err
+	}
+	pilot, err := readPilot(ctx, d, opts, f.pilot, f.est.Seed)
+	if err != nil {
+		return sample{}, err
+	}
+	r, err := f.in.openResolved(ctx, e, d, opts)
+	if err != nil {
+		return sample{}, err
+	}
+	defer r.Close()
+	prefix := 0
+	if pilot.Deferred {
+		prefix = f.pilot
+	}
+	s, err := readSample(e, r, inputs, f.n, prefix, f.est.Seed, f.est.progress)
+	if err == nil && !pilot.Deferred {
+		s.pilot = pilot
+	}
+	return s, err
 }
 
 // resolve chooses the data-dependent settings of cfg on the sample's pilot
-// rows as the streaming estimator does (stream.ResolvePilot): it
+// rows as dime score does (stream.ResolvePilot): it
 // standardizes the sample in place (with --standardize) and returns cfg
 // with the bandwidths of median and auto rules made explicit (fixed and
 // explicit ones are the same in either form). autoX and autoY resolve
@@ -330,9 +352,9 @@ func (f *sampleFlags) resolve(s *sample, cfg exact.Config, autoX, autoY bool) (e
 	if autoY {
 		scfg.BandwidthY = exact.Auto()
 	}
-	p, err := stream.ResolvePilot(s.px, s.py, len(s.px)/dx, dx, dy, scfg)
+	p, err := resolvePilot(s.input, s.pilot, scfg)
 	if err != nil {
-		return cfg, p, usagef("%s: choosing the scales and bandwidths on the first %d rows: %v", s.input, len(s.px)/dx, strings.TrimPrefix(err.Error(), stream.ErrInvalidInput.Error()+": "))
+		return cfg, p, err
 	}
 	if !p.Scaling.Empty() {
 		rows, _ := s.x.Dims()

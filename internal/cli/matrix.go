@@ -74,6 +74,8 @@ type matrixOutput struct {
 	Seed        uint64       `json:"seed"`
 	Sigma       string       `json:"sigma_rule"`
 	Standardize bool         `json:"standardize"`
+	Pilot       string       `json:"pilot,omitempty"` // "sample" or "prefix": the rows the scales and bandwidths were chosen on
+	PilotRows   int          `json:"pilot_rows,omitempty"`
 	Order       []string     `json:"order"`
 	Pairs       []matrixPair `json:"pairs"`
 	Count       int          `json:"pairs_total"`
@@ -205,7 +207,7 @@ func runMatrix(e *env, args []string) error {
 		return err
 	}
 	o := matrixReport(res.acc, results, res.input, *order)
-	o.Partial = res.stopped
+	o.Partial, o.Pilot, o.PilotRows = res.stopped, res.pilot, res.pilotRows
 	o.Elapsed = time.Since(start).Seconds()
 	if plotOut != nil {
 		img, err := plotMatrix(*plotPath, o)

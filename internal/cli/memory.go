@@ -55,20 +55,30 @@ func checkRFFMemory(features, permutations, groups int) error {
 
 // checkStreamMemory checks, once the widths of the views are known, the
 // memory of the whole RFF estimator (stream.Config.MemoryBytes) with the
-// reader's blocks and the base.
-func checkStreamMemory(cfg stream.Config, dimX, dimY int) error {
-	d := uint64(dimX + dimY)
-	// The reader's blocks and record batches: about five of them in
-	// flight (three blocks of the dataset reader and two decoded batches),
-	// each at most io.MaxBlockBytes of values (at the default batch size,
-	// less for narrow rows).
-	block := min(8*d*decode.DefaultBatchSize, decode.MaxBlockBytes)
-	need := cfg.MemoryBytes(runtime.GOMAXPROCS(0), dimX, dimY) + baseMemory + 5*block
+// reader's blocks, the Arrow IPC record batches it holds (heldBatches, see
+// decode.DatasetReader.HeldBatchBytes) and the base.
+func checkStreamMemory(cfg stream.Config, dimX, dimY int, heldBatches int64) error {
 	what := fmt.Sprintf("--features %d with %d permutations on %d+%d columns", cfg.Features, cfg.Permutations, dimX, dimY)
 	if cfg.ShuffleRows > 0 {
 		what += fmt.Sprintf(" and --shuffle-buffer %d", cfg.ShuffleRows)
 	}
-	return checkMemory(what, need, "lower --features, --permutations, --shuffle-buffer or --pilot-rows")
+	fix := "lower --features, --permutations, --shuffle-buffer or --pilot-rows"
+	if heldBatches > 0 {
+		what += fmt.Sprintf(" and up to %s of Arrow IPC record batches, read whole", memlimit.Size(uint64(heldBatches)))
+		fix += ", or write the IPC files in smaller record batches"
+	}
+	return checkMemory(what, streamMemory(cfg, dimX, dimY, heldBatches), fix)
+}
+
+// streamMemory is the bytes checkStreamMemory checks.
+func streamMemory(cfg stream.Config, dimX, dimY int, heldBatches int64) uint64 {
+	d := uint64(dimX + dimY)
+	// The reader's blocks and record batches: about five of them in
+	// flight (three blocks of the dataset reader and two decoded batches),
+	// each at most decode.MaxBlockBytes of values (at the default batch
+	// size, less for narrow rows), and the IPC batches held whole.
+	block := min(8*d*decode.DefaultBatchSize, decode.MaxBlockBytes)
+	return cfg.MemoryBytes(runtime.GOMAXPROCS(0), dimX, dimY) + baseMemory + 5*block + uint64(max(heldBatches, 0))
 }
 
 // releaseMemory returns the free memory of the heap to the system: a

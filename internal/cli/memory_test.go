@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dime-project/dime/internal/memlimit"
+	"github.com/dime-project/dime/stream"
 	"github.com/dime-project/dime/synth"
 )
 
@@ -130,5 +132,28 @@ func TestScoreReturnsFreeMemory(t *testing.T) {
 	t.Logf("free heap pages kept before the Result: %.2f MiB", float64(kept)/(1<<20))
 	if kept > 4<<20 {
 		t.Errorf("the heap keeps %d bytes of free pages before the Result, want under 4 MiB", kept)
+	}
+}
+
+// TestMemoryCheckCountsIPCBatches: the memory check of score and monitor
+// counts the Arrow IPC record batches the reader holds whole
+// (decode.DatasetReader.HeldBatchBytes), and a refusal says so. Before, it
+// counted none.
+func TestMemoryCheckCountsIPCBatches(t *testing.T) {
+	cfg := stream.Config{Features: 64, Permutations: 2, Groups: 4}
+	const held = 3 << 30
+	if d := streamMemory(cfg, 2, 2, held) - streamMemory(cfg, 2, 2, 0); d != held {
+		t.Errorf("the IPC batches add %d bytes, want %d", d, held)
+	}
+	limit := memlimit.Detect().Bytes
+	if limit == 0 {
+		t.Skip("no memory limit known")
+	}
+	err := checkStreamMemory(cfg, 2, 2, int64(limit))
+	if err == nil || !strings.Contains(err.Error(), "of Arrow IPC record batches") || !strings.Contains(err.Error(), "smaller record batches") {
+		t.Errorf("batches as large as the memory: %v, want a refusal naming them", err)
+	}
+	if err := checkStreamMemory(cfg, 2, 2, 0); err != nil {
+		t.Errorf("no batches: %v", err)
 	}
 }

@@ -45,7 +45,7 @@ func runMerge(e *env, args []string) error {
 	}
 	rep := rffReport(r, time.Since(start))
 	rep.Input = fmt.Sprintf("%d states", len(pos))
-	rep.SetScaling(total.Scaling(), total.Config().PilotRows)
+	rep.SetScaling(total.Scaling(), total.Config().PilotRows, "")
 	return printReport(e.stdout, rep, *asJSON)
 }
 

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -39,15 +38,6 @@ func (t *threshold) Set(s string) error {
 	}
 	t.v = &v
 	return nil
-}
-
-// block is a copy of one block of the input, handed from the reading
-// goroutine to the monitoring one.
-type block struct {
-	x, y    []float64
-	times   []int64
-	rows    int
-	skipped int64 // rows dropped in this block
 }
 
 // monitorFeatures is monitor's default D (--features), half of score's:
@@ -95,6 +85,7 @@ func runMonitor(e *env, args []string) error {
 	}
 	var in inputFlags
 	in.register(fs)
+	in.showListing(e, &ef.progress)
 	in.workers = 1 // as for score: the estimator is the bottleneck
 	windowRows := fs.Int64("window-rows", 0, "tumbling windows of N rows (with --half-life: rows between reports, default the half-life)")
 	timeCol := fs.String("time-col", "", "time column (Arrow timestamp, or int64 epoch in --time-unit) for --window")
@@ -316,7 +307,7 @@ func monitorInput(e *env, sigs *signals, inputs []string, opts decode.Options, m
 		}
 		// The files of a dataset are read in order, one window after
 		// another across them.
-		r, err := decode.OpenDataset(context.Background(), inputs, e.stdin, opts)
+		r, err := decode.OpenDataset(sigs.Context(), inputs, e.stdin, opts)
 		openc <- opened{r, err}
 	}()
 	var r monitorReader
@@ -324,6 +315,12 @@ func monitorInput(e *env, sigs *signals, inputs []string, opts decode.Options, m
 	case <-sigs.Done():
 		return nil // interrupted before any row: nothing to report
 	case o := <-openc:
+		if sigs.received() { // the signal came first: the open may have failed of it
+			if o.err == nil {
+				o.r.Close()
+			}
+			return nil
+		}
 		if errors.Is(o.err, errNoRows) {
 			return nil
 		}
@@ -333,7 +330,11 @@ func monitorInput(e *env, sigs *signals, inputs []string, opts decode.Options, m
 		r = o.r
 	}
 	defer r.Close()
-	if err := checkStreamMemory(mcfg.Stream, r.DimX(), r.DimY()); err != nil {
+	var held int64 // Kafka's fetches are bounded by franz-go, not counted
+	if h, ok := r.(interface{ HeldBatchBytes() int64 }); ok {
+		held = h.HeldBatchBytes()
+	}
+	if err := checkStreamMemory(mcfg.Stream, r.DimX(), r.DimY(), held); err != nil {
 		return err
 	}
 	sel := r.Columns()
@@ -360,75 +361,50 @@ func monitorInput(e *env, sigs *signals, inputs []string, opts decode.Options, m
 		}
 	}()
 
-	// Read on a goroutine, monitor on this one: a signal can then end the
-	// run even while a read blocks on stdin.
-	blocks := make(chan block, 2)
-	readErr := make(chan error, 1)
-	go func() {
-		defer close(blocks)
-		var skipped int64
-		for r.Next() {
-			b := block{x: append([]float64(nil), r.X()...), y: append([]float64(nil), r.Y()...), rows: r.Rows()}
-			if t := r.Times(); t != nil {
-				b.times = append([]int64(nil), t...)
-			}
-			b.skipped, skipped = r.Skipped()-skipped, r.Skipped()
-			select {
-			case blocks <- b:
-			case <-sigs.Done():
-				return
-			}
-		}
-		readErr <- r.Err()
-	}()
-	for {
-		select {
-		case <-sigs.Done():
-			// SIGINT or SIGTERM: report the current window and stop cleanly.
-			return mon.Close()
-		case b, ok := <-blocks:
-			if !ok {
-				var err error
-				select {
-				case err = <-readErr:
-				default:
-				}
-				// The rows read so far form a last, partial window, also
-				// when the input ends with an error.
-				if cerr := mon.Close(); cerr != nil {
-					return cerr
-				}
-				if err != nil {
-					return inputError(err)
-				}
-				if dr, ok := r.(*decode.DatasetReader); ok {
-					warnInput(e, dr)
-				}
-				return nil
-			}
-			mon.Skip(b.skipped)
-			if err := mon.Add(b.x, b.y, b.times, b.rows); err != nil {
-				if errors.Is(err, monitor.ErrLate) {
-					mon.Close()
-					var late *monitor.LateError
-					if errors.As(err, &late) {
-						// Name the file and the row in it: no row was
-						// skipped (--skip-invalid would drop late rows).
-						if source, row, ok := locate(r, late.Row); ok {
-							return usagef("%s: time column %q, row %d: time goes backwards: %s is before the window that starts at %s (--skip-invalid drops such rows)",
-								source, opts.Columns.TimeColumn, row, late.Time.Format(time.RFC3339Nano), late.WindowStart.Format(time.RFC3339Nano))
-						}
+	// The reader honours the signals' context: its Next returns false at
+	// the first signal, also while it waits for a block.
+	var skipped int64
+	for !sigs.received() && r.Next() {
+		mon.Skip(r.Skipped() - skipped)
+		skipped = r.Skipped()
+		if err := mon.Add(r.X(), r.Y(), r.Times(), r.Rows()); err != nil {
+			if errors.Is(err, monitor.ErrLate) {
+				mon.Close()
+				var late *monitor.LateError
+				if errors.As(err, &late) {
+					// Name the file and the row in it: no row was
+					// skipped (--skip-invalid would drop late rows).
+					if source, row, ok := locate(r, late.Row); ok {
+						return usagef("%s: time column %q, row %d: time goes backwards: %s is before the window that starts at %s (--skip-invalid drops such rows)",
+							source, opts.Columns.TimeColumn, row, late.Time.Format(time.RFC3339Nano), late.WindowStart.Format(time.RFC3339Nano))
 					}
-					source := redact.String(strings.Join(inputs, " "))
-					if source == "-" {
-						source = "stdin"
-					}
-					return usagef("%s: time column %q: %v (--skip-invalid drops such rows)", source, opts.Columns.TimeColumn, err)
 				}
-				return err
+				source := redact.String(strings.Join(inputs, " "))
+				if source == "-" {
+					source = "stdin"
+				}
+				return usagef("%s: time column %q: %v (--skip-invalid drops such rows)", source, opts.Columns.TimeColumn, err)
 			}
+			return err
 		}
 	}
+	// SIGINT or SIGTERM: report the current window and stop cleanly (the
+	// reader's error is then the context's). Otherwise the rows read so
+	// far form a last, partial window, also when the input ends with an
+	// error.
+	if sigs.received() {
+		return mon.Close()
+	}
+	if cerr := mon.Close(); cerr != nil {
+		return cerr
+	}
+	if err := r.Err(); err != nil {
+		return inputError(err)
+	}
+	if dr, ok := r.(*decode.DatasetReader); ok {
+		warnInput(e, dr)
+	}
+	return nil
 }
 
 // warnSerial prints one line on stderr when the rows of an iid estimate look

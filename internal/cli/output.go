@@ -82,7 +82,7 @@ func writeTable(w io.Writer, r report, extra ...[2]string) error {
 	line("y columns", "%s", strings.Join(r.YColumns, ", "))
 	line("kernel", "%s, alpha %g", r.Kernel, r.Alpha)
 	if sc := r.Scaling; sc != nil {
-		line("scaling", "columns standardized, (value - center) / scale, on the first %d rows; sigma in those units", sc.PilotRows)
+		line("scaling", "columns standardized, (value - center) / scale, on %s; sigma in those units", describePilotRows(sc.Pilot, sc.PilotRows))
 		line("x center, scale", "%s", pairs(sc.CenterX, sc.ScaleX))
 		line("y center, scale", "%s", pairs(sc.CenterY, sc.ScaleY))
 	}

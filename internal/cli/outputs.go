@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"github.com/dime-project/dime/dataset"
 	"io"
 	"os"
@@ -87,7 +88,7 @@ func (o *output) write(write func(io.Writer) error) error {
 	case errors.Is(err, outfile.ErrRefused):
 		return usagef("%s %v", o.flag, err)
 	case errors.As(err, &oe):
-		return errors.New(o.flag + " " + err.Error())
+		return fmt.Errorf("%s %w", o.flag, err)
 	}
 	return err
 }

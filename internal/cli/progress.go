@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/dime-project/dime/internal/redact"
 )
 
 // progress draws a one-line progress report on stderr: rows, rows per second
@@ -84,6 +86,37 @@ func (p *progress) update(rows int64) {
 	}
 	fmt.Fprintf(p.w, "\r\033[K%s", line)
 	p.drawn = true
+}
+
+// status draws line as the progress line, at most every progressInterval.
+func (p *progress) status(line string) {
+	if p == nil || !p.enabled {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if now.Sub(p.last) < progressInterval {
+		return
+	}
+	p.last = now
+	fmt.Fprintf(p.w, "\r\033[K%s", line)
+	p.drawn = true
+}
+
+// listing returns a dataset.Options.Listing that shows the objects listed
+// so far on p's line, and erases it when the listing ends.
+func (p *progress) listing() func(arg string, objects int, done bool) {
+	if p == nil || !p.enabled {
+		return nil
+	}
+	return func(arg string, objects int, done bool) {
+		if done {
+			p.done()
+			return
+		}
+		p.status(fmt.Sprintf("listing %s: %d objects", redact.String(arg), objects))
+	}
 }
 
 // done erases the progress line.

@@ -45,6 +45,7 @@ func (m *multiFlags) register(fs *flagSet, features int, r *cliflag.Rank) {
 		m.ef.RegisterMulti(fs.FlagSet, &m.groups, features)
 	}
 	m.in.register(fs)
+	m.in.showListing(fs.e, &m.ef.progress)
 	m.in.workers = 1
 	m.save = fs.String("save-state", "", "save the state of every pair to this file (combine shards with dime merge)")
 	m.force = fs.Bool("force", false, "let --save-state or --plot write through a symbolic link, FIFO or device")
@@ -135,6 +136,10 @@ type multiResult struct {
 	stopped bool
 	sigs    *signals
 	elapsed time.Duration
+	// pilot ("sample" or "prefix", "" with --like) and pilotRows say
+	// which rows the scales and bandwidths were chosen on.
+	pilot     string
+	pilotRows int
 }
 
 // run reads the dataset through the accumulator of plan.
@@ -150,15 +155,39 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay rank.Layou
 			return nil, usagef("--like %s: %s", m.ef.Like, strings.TrimPrefix(err.Error(), rank.ErrIncompatible.Error()+": "))
 		}
 	}
+	// The reader honours the context that the first SIGINT or SIGTERM
+	// cancels once the reading starts (catch, below).
+	sigs := newSignals()
+	defer func() {
+		if err != nil {
+			sigs.stop()
+		}
+	}()
+	ctx := sigs.Context()
+	d, opts, err := m.in.resolveDataset(ctx, inputs, lay.XColumns, lay.YColumns)
+	if err != nil {
+		return nil, err
+	}
+	// Every view's scales and bandwidth are chosen on the pilot that dime
+	// score reads (readPilot), unless a --like state gives them.
+	var pilot decode.Pilot
+	if len(cfg.Sigmas) == 0 {
+		if pilot, err = readPilot(ctx, d, opts, cfg.Stream.PilotRows, cfg.Stream.Seed); err != nil {
+			return nil, err
+		}
+		if pilot.DimX != lay.DimX || pilot.DimY != lay.DimY {
+			return nil, fmt.Errorf("%s: the columns changed width while opening the dataset (%d+%d, expected %d+%d)", command, pilot.DimX, pilot.DimY, lay.DimX, lay.DimY)
+		}
+		block := lay.Row(nil, pilot.X, pilot.Y, pilot.Rows)
+		if cfg, err = rank.ResolvePilot(plan, cfg, block, pilot.Rows, pilotRows(pilot)); err != nil {
+			return nil, usagef("%s: %s", strings.Join(inputs, " "), strings.TrimPrefix(err.Error(), rank.ErrInvalidInput.Error()+": "))
+		}
+	}
 	acc, err := rank.New(plan, cfg)
 	if err != nil {
 		return nil, usageError{err}
 	}
-	opts, err := m.in.options(lay.XColumns, lay.YColumns)
-	if err != nil {
-		return nil, err
-	}
-	r, err := decode.OpenDataset(context.Background(), inputs, e.stdin, opts)
+	r, err := decode.NewDatasetReader(ctx, d, e.stdin, opts)
 	if err != nil {
 		return nil, inputError(err)
 	}
@@ -169,24 +198,15 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay rank.Layou
 	if r.DimX() != lay.DimX || r.DimY() != lay.DimY {
 		return nil, fmt.Errorf("%s: the columns changed width while opening the dataset (%d+%d, expected %d+%d)", command, r.DimX(), r.DimY(), lay.DimX, lay.DimY)
 	}
-	res := &multiResult{acc: acc, input: describeInput(inputs, r)}
-	res.sigs = notifySignals()
-	defer func() {
-		if err != nil {
-			res.sigs.stop()
-		}
-	}()
-	src := newBlocks(r)
-	defer src.close()
+	res := &multiResult{acc: acc, input: describeInput(inputs, r), sigs: sigs.catch()}
+	if len(cfg.Sigmas) > 0 && pilot.Rows > 0 {
+		res.pilot, res.pilotRows = pilot.Method.String(), pilot.Rows
+	}
 	p := newProgress(e, m.ef.progress, command, r.TotalRows()).files(r)
 	var block []float64
 	var skipped int64
 	for {
-		ok, stopped := src.next(res.sigs.Done())
-		if stopped {
-			res.stopped = true
-		}
-		if !ok || stopped {
+		if res.stopped = sigs.received(); res.stopped || !r.Next() {
 			break
 		}
 		n := r.Rows()
@@ -200,7 +220,7 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay rank.Layou
 	p.done()
 	if !res.stopped {
 		if err := r.Err(); err != nil {
-			if res.sigs.err("") == nil {
+			if !sigs.received() {
 				return nil, inputError(err)
 			}
 			res.stopped = true
@@ -209,7 +229,7 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay rank.Layou
 		}
 	}
 	warnInput(e, r)
-	src.close()
+	r.Close()
 	acc.Skip(skipped)
 	if acc.Rows() < 2 {
 		if res.stopped {
@@ -326,7 +346,7 @@ func runRank(e *env, args []string) error {
 		return err
 	}
 	o := rpt.RankOf(res.acc, results, res.input)
-	o.Partial = res.stopped
+	o.Partial, o.Pilot, o.PilotRows = res.stopped, res.pilot, res.pilotRows
 	o.Elapsed = time.Since(start).Seconds()
 	o.Top(rf.Top)
 	switch {
@@ -368,6 +388,9 @@ func writeRankTable(w io.Writer, o rpt.Rank) error {
 	fmt.Fprintf(head, "rows\t%s\n", rows)
 	fmt.Fprintf(head, "target\t%s\n", strings.Join(o.Target, ", "))
 	fmt.Fprintf(head, "estimator\trff, D = %d, %s kernel, sigma %s, %d groups (jackknife)\n", o.Features, o.Kernel, o.Sigma, o.Groups)
+	if o.Pilot != "" {
+		fmt.Fprintf(head, "pilot\tscales and bandwidths chosen on %s\n", describePilotRows(o.Pilot, o.PilotRows))
+	}
 	shown := ""
 	if len(o.Candidates) < o.Count {
 		shown = fmt.Sprintf(" (first %d shown)", len(o.Candidates))

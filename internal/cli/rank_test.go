@@ -94,28 +94,31 @@ func TestRankFindsTheDependentInOrder(t *testing.T) {
 
 // TestRankOneCandidateIsScore: dime rank of one candidate reports dime
 // score's numbers for that pair, to the bit (the same rows, blocks, groups
-// and feature maps).
+// and feature maps, the same pilot: the first rows of a CSV file, a
+// seeded sample of a Parquet file's rows).
 func TestRankOneCandidateIsScore(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "s.csv")
-	want := genScreenTable(t, path, 6000, 8, "7")
-	code, out, errs := run(t, "rank", path, "--y", "y", "--x", want[1], "--features", "48", "--json")
-	if code != 0 {
-		t.Fatalf("rank: exit %d: %s", code, errs)
-	}
-	r := decodeRank(t, out)
-	code, out, errs = run(t, "score", path, "--y", "y", "--x", want[1], "--features", "48", "--json")
-	if code != 0 {
-		t.Fatalf("score: exit %d: %s", code, errs)
-	}
-	s := decodeJSON(t, out)
-	c := r.Candidates[0]
-	for _, f := range []struct {
-		name string
-		got  *float64
-	}{{"dime", c.DiME}, {"dime_stderr", c.StdErr}, {"dime_normalized", c.Normalized}, {"p_value", c.PValue}, {"dime_analytic", c.DiMEAnalytic}} {
-		if f.got == nil || *f.got != num(t, s, f.name) {
-			t.Errorf("%s: rank %v, score %v", f.name, f.got, s[f.name])
+	for _, name := range []string{"s.csv", "s.parquet"} {
+		path := filepath.Join(dir, name)
+		want := genScreenTable(t, path, 6000, 8, "7")
+		code, out, errs := run(t, "rank", path, "--y", "y", "--x", want[1], "--features", "48", "--json")
+		if code != 0 {
+			t.Fatalf("%s: rank: exit %d: %s", name, code, errs)
+		}
+		r := decodeRank(t, out)
+		code, out, errs = run(t, "score", path, "--y", "y", "--x", want[1], "--features", "48", "--json")
+		if code != 0 {
+			t.Fatalf("%s: score: exit %d: %s", name, code, errs)
+		}
+		s := decodeJSON(t, out)
+		c := r.Candidates[0]
+		for _, f := range []struct {
+			name string
+			got  *float64
+		}{{"dime", c.DiME}, {"dime_stderr", c.StdErr}, {"dime_normalized", c.Normalized}, {"p_value", c.PValue}, {"dime_analytic", c.DiMEAnalytic}} {
+			if f.got == nil || *f.got != num(t, s, f.name) {
+				t.Errorf("%s: %s: rank %v, score %v", name, f.name, f.got, s[f.name])
+			}
 		}
 	}
 }

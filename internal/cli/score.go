@@ -1,13 +1,14 @@
 package cli
 
 import (
-	"context"
+	"cmp"
 	"fmt"
 	"io"
 	"math"
 	"strings"
 	"time"
 
+	"github.com/dime-project/dime/decode"
 	"github.com/dime-project/dime/monitor"
 	"github.com/dime-project/dime/stream"
 )
@@ -57,6 +58,7 @@ func runScore(e *env, args []string) error {
 	ef.registerJSON(fs, false, "print one JSON object instead of a table")
 	var in inputFlags
 	in.register(fs)
+	in.showListing(e, &ef.progress)
 	// One decoding goroutine ahead of the estimator: it decodes millions
 	// of rows/s where the estimator adds thousands, and each more worker
 	// would hold an open file and blocks in memory for nothing.
@@ -132,16 +134,36 @@ func runScore(e *env, args []string) error {
 	if _, err := in.options(xcols, ycols); err != nil {
 		return err
 	}
-	// The dataset reader decodes ahead on goroutines of its own while the
-	// estimator adds the current block.
-	r, err := in.open(context.Background(), e, inputs, xcols, ycols)
+	// The reader is opened with the context that the first SIGINT or
+	// SIGTERM cancels once the reading starts (sigs.catch, below).
+	sigs := newSignals()
+	defer sigs.stop()
+	ctx := sigs.Context()
+	d, opts, err := in.resolveDataset(ctx, inputs, xcols, ycols)
 	if err != nil {
 		return err
 	}
+	// The scales and data-dependent bandwidths are chosen on the pilot
+	// (readPilot), unless a baseline's or --like state's settings are
+	// used; the pilot of a stream is its first rows, which the estimator
+	// holds back itself.
+	var pilot decode.Pilot
+	needPilot := base == nil && cfg.NeedsPilot()
+	if needPilot {
+		if pilot, err = readPilot(ctx, d, opts, cfg.PilotRows, cfg.Seed); err != nil {
+			return err
+		}
+	}
+	// The dataset reader decodes ahead on goroutines of its own while the
+	// estimator adds the current block.
+	r, err := in.openResolved(ctx, e, d, opts)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
 	sel := r.Columns()
 	cfg.XColumns, cfg.YColumns = sel.X.Labels(), sel.Y.Labels()
-	if err := checkStreamMemory(cfg, r.DimX(), r.DimY()); err != nil {
-		r.Close()
+	if err := checkStreamMemory(cfg, r.DimX(), r.DimY(), r.HeldBatchBytes()); err != nil {
 		return err
 	}
 	// est takes the rows: the estimator, or with --baseline the batch
@@ -161,19 +183,24 @@ func runScore(e *env, args []string) error {
 			n = 2*(*blocks) + 1
 		}
 		if err := checkBaselineMemory(base.Config(), n); err != nil {
-			r.Close()
 			return err
 		}
 		batch, err = monitor.NewBatch(r.DimX(), r.DimY(), monitor.Config{Stream: cfg, Baseline: base, BaselineBlocks: *blocks})
 		if err != nil {
-			r.Close()
 			return err
 		}
 		batch.ExpectRows(r.TotalRows())
 		est = batch
 	} else {
-		if plain, err = stream.New(r.DimX(), r.DimY(), cfg); err != nil {
-			r.Close()
+		if needPilot && !pilot.Deferred {
+			var sp stream.Pilot
+			if sp, err = resolvePilot(strings.Join(inputs, " "), pilot, cfg); err == nil {
+				plain, err = stream.NewResolved(r.DimX(), r.DimY(), cfg, sp)
+			}
+		} else {
+			plain, err = stream.New(r.DimX(), r.DimY(), cfg)
+		}
+		if err != nil {
 			return err
 		}
 		est = plain
@@ -181,16 +208,12 @@ func runScore(e *env, args []string) error {
 	// From here on SIGINT and SIGTERM end the reading: the batch in hand is
 	// finished and the result of the rows read so far printed (and saved).
 	input := describeInput(inputs, r)
-	sigs := notifySignals()
-	defer sigs.stop()
-	src := newBlocks(r)
-	defer src.close()
+	sigs.catch()
 	p := newProgress(e, ef.progress, "score", r.TotalRows()).files(r)
 	var skipped int64
 	var stopped bool
 	for {
-		var ok bool
-		if ok, stopped = src.next(sigs.Done()); !ok || stopped {
+		if stopped = sigs.received(); stopped || !r.Next() {
 			break
 		}
 		if err := est.Add(r.X(), r.Y(), r.Rows()); err != nil {
@@ -203,11 +226,12 @@ func runScore(e *env, args []string) error {
 		}
 	}
 	p.done()
-	// A signal wins over an input error: Ctrl-C in a terminal also stops
-	// the command writing to a pipe, which cuts the stream.
+	// A signal wins over an input error (the reader's error is the
+	// context's when the signal came during Next): Ctrl-C in a terminal
+	// also stops the command writing to a pipe, which cuts the stream.
 	if !stopped {
 		if err := r.Err(); err != nil {
-			if sigs.err("") == nil {
+			if !sigs.received() {
 				return inputError(err)
 			}
 			stopped = true
@@ -221,7 +245,7 @@ func runScore(e *env, args []string) error {
 	// pages go back to the system: 9–25 MiB after 10⁵ rows of 20 columns at
 	// GOGC=10, 23–70 at GOGC=100 (TestScoreReturnsFreeMemory), which the
 	// Result would otherwise keep.
-	src.close()
+	r.Close()
 	releaseMemory()
 	est.Skip(skipped)
 	if est.Rows() < 2 {
@@ -256,7 +280,16 @@ func runScore(e *env, args []string) error {
 	if change != nil {
 		o.withChange(change)
 	}
-	o.report.SetScaling(plain.Scaling(), cfg.PilotRows)
+	// The pilot's rows: those read, or the estimator's first ones, or
+	// (a baseline's or --like state's scaling) the state's setting.
+	prows, method := pilot.Rows, pilot.Method.String()
+	switch {
+	case !needPilot:
+		prows, method = cfg.PilotRows, ""
+	case pilot.Deferred:
+		prows = int(min(int64(cmp.Or(cfg.PilotRows, stream.DefaultPilotRows)), plain.Rows()))
+	}
+	o.report.SetScaling(plain.Scaling(), prows, method)
 	warnReport(e, &o.report, r.DimX(), r.DimY(), math.Log(float64(2*cfg.Features)))
 	if err := o.print(e.stdout, ef.asJSON); err != nil {
 		return err

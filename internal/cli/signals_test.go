@@ -89,3 +89,43 @@ func TestScoreWholeInputNotPartial(t *testing.T) {
 		t.Errorf("exit %d %s: %v", code, errs, res)
 	}
 }
+
+// TestRankSignalPrintsPartial sends SIGINT to rank once it has added its
+// first block of a 300,000-row file: its reader, opened with the context
+// that the signal cancels, stops, and rank prints the ranking of the rows
+// read so far marked partial and exits 130.
+func TestRankSignalPrintsPartial(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "screen.parquet")
+	genScreenTable(t, path, 300000, 6, "31")
+	cmd := exec.Command(dimeBinary, "rank", path, "--y", "y", "--x", "x*", "--features", "64", "--json", "--progress", "always")
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(errb.String(), "rank: ") && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var werr error
+	select {
+	case werr = <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("rank did not stop; stderr %q", errb.String())
+	}
+	code := -1
+	if ee, ok := werr.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	if code != 130 || !strings.Contains(errb.String(), "interrupted by SIGINT") {
+		t.Fatalf("exit %d (%v), stderr %q", code, werr, errb.String())
+	}
+	r := decodeRank(t, out.String())
+	if res := decodeJSON(t, out.String()); res["partial"] != true || r.Rows < 2 || r.Rows >= 300000 || len(r.Candidates) != 6 {
+		t.Errorf("partial %v, %d rows, %d candidates; want partial, 2 to 299,999 rows and 6", res["partial"], r.Rows, len(r.Candidates))
+	}
+}

@@ -37,6 +37,7 @@ type sweepOutput struct {
 	// which can differ from the auto rule's (chosen on the pilot rows).
 	SampleBest     int          `json:"sample_best"`
 	PilotRows      int          `json:"pilot_rows"`
+	Pilot          string       `json:"pilot"` // "sample" (Parquet) or "prefix"
 	Scaling        *rpt.Scaling `json:"scaling,omitempty"`
 	Warnings       []string     `json:"warnings,omitempty"`
 	ElapsedSeconds float64      `json:"elapsed_seconds"`
@@ -67,7 +68,7 @@ func runSweep(e *env, args []string) error {
 	}
 	// The views swept are those whose rule is auto, both when none is;
 	// their auto bandwidth is chosen as dime score --sigma auto chooses it,
-	// on the pilot rows (the first --pilot-rows rows), and marked in the
+	// on the pilot rows (as dime score reads them: readPilot), and marked in the
 	// table of the sample's sweep.
 	sweepX := cfg.SigmaX.Rule == vocab.AutoRule || cfg.SigmaY.Rule != vocab.AutoRule
 	sweepY := cfg.SigmaY.Rule == vocab.AutoRule || cfg.SigmaX.Rule != vocab.AutoRule
@@ -93,9 +94,9 @@ func runSweep(e *env, args []string) error {
 	rows, _ := s.x.Dims()
 	out := sweepOutput{Input: describeSample(s), Rows: rows, Kernel: cfg.Kernel.String(), Alpha: cfg.Alpha,
 		Permutations: cfg.Permutations, Seed: cfg.Seed, AutoSigmaX: pilot.SigmaX, AutoSigmaY: pilot.SigmaY,
-		SampleBest: exact.BestDiME(points), PilotRows: pilot.Rows}
+		SampleBest: exact.BestDiME(points), PilotRows: pilot.Rows, Pilot: s.pilot.Method.String()}
 	if !pilot.Scaling.Empty() {
-		out.Scaling = &rpt.Scaling{CenterX: pilot.Scaling.CenterX, ScaleX: pilot.Scaling.ScaleX, CenterY: pilot.Scaling.CenterY, ScaleY: pilot.Scaling.ScaleY, PilotRows: pilot.Rows}
+		out.Scaling = &rpt.Scaling{CenterX: pilot.Scaling.CenterX, ScaleX: pilot.Scaling.ScaleX, CenterY: pilot.Scaling.CenterY, ScaleY: pilot.Scaling.ScaleY, PilotRows: pilot.Rows, Pilot: out.Pilot}
 	}
 	scales := exact.AutoScales()
 	lo, hi := scales[0], scales[len(scales)-1]
@@ -130,7 +131,7 @@ func runSweep(e *env, args []string) error {
 	for _, p := range out.Points {
 		mark := ""
 		if p.Auto {
-			mark = fmt.Sprintf("<- auto: largest DiME on the first %d rows", out.PilotRows)
+			mark = "<- auto: largest DiME on " + describePilotRows(out.Pilot, out.PilotRows)
 		}
 		fmt.Fprintf(tw, "%.4g\t%.4g\t%.4g\t%s\t%s\t%s\t%s\t\n", p.Scale, p.SigmaX, p.SigmaY, fmtNumber(p.DiME), fmtNumber(p.DiMEStdErr), fmtNumber(p.MI), mark)
 	}

@@ -8,7 +8,9 @@ package ioerr
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
+	"syscall"
 
 	"github.com/dime-project/dime/internal/redact"
 )
@@ -41,9 +43,10 @@ var (
 // Error is an error about the input that matches one of the sentinels
 // and wraps its cause, if any.
 type Error struct {
-	kind  error
-	msg   string
-	cause error
+	kind    error
+	msg     string
+	cause   error
+	storage bool // an error of the storage (see Storage)
 }
 
 func (e *Error) Error() string        { return e.msg }
@@ -52,12 +55,80 @@ func (e *Error) Unwrap() error        { return e.cause }
 
 // New returns an error of the given kind: "dimeio: source: message",
 // followed by ": cause" when cause is not nil, on one line.
+//
+// When the cause is an error of the storage the input lives on, New
+// returns that error instead: a decoder that could not read its bytes says
+// that they are corrupt, or not in its format, and the storage error is the
+// one that tells the user what happened (an object deleted since it was
+// listed, a permission, a stalled endpoint). Such an error is one made by
+// Storage, whatever the kind, or for ErrFormat an I/O error of the
+// operating system (an *fs.PathError), returned as "dimeio: " and its text.
 func New(kind error, source string, cause error, format string, args ...any) error {
-	msg := "dimeio: " + source + ": " + fmt.Sprintf(format, args...)
+	if se := storageCause(cause); se != nil {
+		return se
+	}
+	if kind == ErrFormat {
+		if pe := SystemError(cause); pe != nil {
+			return fmt.Errorf("dimeio: %w", pe)
+		}
+	}
+	return newError(kind, source, cause, fmt.Sprintf(format, args...))
+}
+
+func newError(kind error, source string, cause error, text string) *Error {
+	msg := "dimeio: " + source + ": " + text
 	if cause != nil {
 		msg += ": " + strings.TrimPrefix(cause.Error(), "dimeio: ")
 	}
 	return &Error{kind: kind, msg: redact.String(HideRuntimeError(OneLine(msg))), cause: cause}
+}
+
+// Storage returns an error of the storage that the input source lives on:
+// an object that is not found or cannot be read, an endpoint that stalls or
+// fails. It matches ErrDataset, reads as New's messages do, and wins over
+// any error of New that has it for cause.
+func Storage(source string, cause error, format string, args ...any) error {
+	e := newError(ErrDataset, source, cause, fmt.Sprintf(format, args...))
+	e.storage = true
+	return e
+}
+
+// SystemError returns the I/O error of the operating system in err's chain
+// (an *fs.PathError of an errno: EIO, EACCES, …), or nil. A PathError of
+// another cause, such as os.File.ReadAt's "negative offset" asked by a
+// corrupt file, is not one.
+func SystemError(err error) *fs.PathError {
+	var pe *fs.PathError
+	var errno syscall.Errno
+	if errors.As(err, &pe) && errors.As(pe.Err, &errno) {
+		return pe
+	}
+	return nil
+}
+
+// IsStorage reports whether err is, or wraps, an error made by Storage.
+func IsStorage(err error) bool { return storageCause(err) != nil }
+
+// storageCause returns the first error made by Storage in err's tree, or nil.
+func storageCause(err error) *Error {
+	switch e := err.(type) {
+	case nil:
+		return nil
+	case *Error:
+		if e.storage {
+			return e
+		}
+		return storageCause(e.cause)
+	case interface{ Unwrap() error }:
+		return storageCause(e.Unwrap())
+	case interface{ Unwrap() []error }:
+		for _, c := range e.Unwrap() {
+			if se := storageCause(c); se != nil {
+				return se
+			}
+		}
+	}
+	return nil
 }
 
 // HideRuntimeError cuts the text of a Go runtime error (Arrow recovers the

@@ -16,4 +16,8 @@ const (
 	Synth = 0x64696d6573796e74
 	// Sample is the stream of the row samples ("dimesamp").
 	Sample = 0x64696d6573616d70
+	// Pilot is the stream of the pilot sample of a dataset's rows, on
+	// which the columns' scales and the data-dependent bandwidths are
+	// chosen ("dimepilt").
+	Pilot = 0x64696d6570696c74
 )

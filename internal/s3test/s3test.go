@@ -7,6 +7,8 @@ package s3test
 
 import (
 	"context"
+	"fmt"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -29,6 +31,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	requests []Request
+	vanish   map[string]int // "/bucket/key": GETs or HEADs left before it answers 404
 }
 
 // Request is a request the server served.
@@ -78,7 +81,16 @@ func Start(t testing.TB, buckets ...string) *Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Range: r.Header.Get("Range")})
+		gone := false
+		if left, ok := s.vanish[r.URL.Path]; ok && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			gone = left <= 0
+			s.vanish[r.URL.Path] = left - 1
+		}
 		s.mu.Unlock()
+		if gone {
+			noSuchKey(w, r)
+			return
+		}
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
@@ -120,6 +132,34 @@ func (s *Server) PutFile(t testing.TB, bucket, key, path string) {
 		t.Fatal(err)
 	}
 	s.Put(t, bucket, key, data)
+}
+
+// Vanish makes an object answer every later GET and HEAD as a deleted one
+// does (404 NoSuchKey) while listings still show it: an object deleted
+// between the listing of a dataset and its read.
+func (s *Server) Vanish(bucket, key string) { s.VanishAfter(bucket, key, 0) }
+
+// VanishAfter is Vanish after the object has served n more GETs or HEADs:
+// an object deleted in the middle of its read.
+func (s *Server) VanishAfter(bucket, key string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.vanish == nil {
+		s.vanish = map[string]int{}
+	}
+	s.vanish["/"+bucket+"/"+key] = n
+}
+
+// noSuchKey answers as S3 does for a key that does not exist.
+func noSuchKey(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(http.StatusNotFound)
+	if r.Method == http.MethodHead {
+		return
+	}
+	fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+
+		`<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message><Key>%s</Key><RequestId>0</RequestId></Error>`,
+		html.EscapeString(strings.TrimPrefix(r.URL.Path, "/")))
 }
 
 // Requests returns the requests served so far.

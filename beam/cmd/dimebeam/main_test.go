@@ -135,17 +135,15 @@ func TestMatchesDimeScore(t *testing.T) {
 	one := decodeJSON(t, dime(t, append([]string{"score", files[0], "--json"}, flags...)...))
 	sameFields(t, decodeJSON(t, out), one, "entropy_x", "entropy_y", "entropy_joint", "mutual_information", "dime_analytic", "dime")
 
-	// The first file's state chooses the scales (on its 1000 rows, the
-	// first of the directory, as dimebeam does); the others take them with
-	// --like.
+	// dime score of the directory chooses the scales on the directory's
+	// pilot (a seeded sample of its rows, as dimebeam's); each file takes
+	// them with --like.
+	ref := filepath.Join(t.TempDir(), "dir.state")
+	dime(t, append([]string{"score", dir, "--json", "--save-state", ref}, flags...)...)
 	var states []string
 	for i, f := range files {
 		st := filepath.Join(t.TempDir(), fmt.Sprintf("%d.state", i))
-		if i == 0 {
-			dime(t, append([]string{"score", f, "--json", "--save-state", st}, flags...)...)
-		} else {
-			dime(t, "score", f, "--json", "--save-state", st, "--x", "x0,x1", "--y", "y0,y1", "--like", states[0])
-		}
+		dime(t, "score", f, "--json", "--save-state", st, "--x", "x0,x1", "--y", "y0,y1", "--like", ref)
 		states = append(states, st)
 	}
 	merged := decodeJSON(t, dime(t, append([]string{"merge", "--json"}, states...)...))
@@ -251,7 +249,7 @@ func TestMedianPrinted(t *testing.T) {
 	if m["sigma_rule_x"] != "median" || m["sigma_rule_y"] != "median" {
 		t.Errorf("rules %v, %v", m["sigma_rule_x"], m["sigma_rule_y"])
 	}
-	want := fmt.Sprintf("dimebeam: sigma_x %.9g (median), sigma_y %.9g (median), chosen on the first 500 rows of the dataset (files in path order)",
+	want := fmt.Sprintf("dimebeam: sigma_x %.9g (median), sigma_y %.9g (median), chosen on a seeded sample of 500 rows of the dataset and used by every split",
 		m["sigma_x"], m["sigma_y"])
 	if !strings.HasPrefix(errs, want) || strings.Count(errs, "\n") != 1 {
 		t.Errorf("stderr %q, want one line starting %q", errs, want)

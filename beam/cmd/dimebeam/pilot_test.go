@@ -8,15 +8,18 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // TestPilotLayoutFree checks that the median bandwidths and the columns'
-// scales are chosen on the same rows whatever the input's spelling
-// (relative or absolute) and however the same rows are cut into files (8
-// or 40), and that --sigma auto works at the default --permutations 0 and
-// chooses what dime score --sigma auto chooses.
+// scales are chosen on the same rows (a seeded sample of the dataset's
+// rows) whatever the input's spelling (relative or absolute), the order of
+// the files on the command line, and however the same rows are cut into
+// files (8 or 40), that they are dime score's, and that --sigma auto works
+// at the default --permutations 0 and chooses what dime score --sigma auto
+// chooses.
 func TestPilotLayoutFree(t *testing.T) {
 	dir := t.TempDir()
 	eight, forty := filepath.Join(dir, "ds8"), filepath.Join(dir, "ds40")
@@ -33,18 +36,28 @@ func TestPilotLayoutFree(t *testing.T) {
 		t.Fatal(err)
 	}
 	views := []string{"--x", "x0,x1", "--y", "y0,y1", "--features", "16"}
+	files, err := filepath.Glob(filepath.Join(forty, "*", "*.parquet"))
+	if err != nil || len(files) != 40 {
+		t.Fatalf("%d files of 40: %v", len(files), err)
+	}
+	slices.Reverse(files)
 	var reports []map[string]any
-	for _, in := range []string{rel, eight, forty} {
-		code, out, errs := runCmd(t, append([]string{"--input", in, "--sigma", "median"}, views...)...)
+	for _, in := range [][]string{{"--input", rel}, {"--input", eight}, {"--input", forty}, files} {
+		code, out, errs := runCmd(t, slices.Concat([]string{"--sigma", "median"}, views, in)...)
 		if code != 0 {
-			t.Fatalf("%s: exit %d: %s", in, code, errs)
+			t.Fatalf("%s: exit %d: %s", in[:min(2, len(in))], code, errs)
 		}
-		if !strings.Contains(errs, "chosen on the first 1000 rows") {
-			t.Errorf("%s: stderr %q", in, errs)
+		if !strings.Contains(errs, "chosen on a seeded sample of 1000 rows") {
+			t.Errorf("%s: stderr %q", in[:min(2, len(in))], errs)
 		}
 		reports = append(reports, decodeJSON(t, out))
 	}
-	for i, in := range []string{"absolute path", "40 files"} {
+	if sc, _ := reports[0]["scaling"].(map[string]any); sc["pilot"] != "sample" {
+		t.Errorf("scaling %v, want pilot sample", reports[0]["scaling"])
+	}
+	score := decodeJSON(t, dime(t, append([]string{"score", forty, "--json", "--sigma", "median"}, views...)...))
+	reports = append(reports, score)
+	for i, in := range []string{"absolute path", "40 files", "40 files named in reverse", "dime score"} {
 		a, b := reports[0], reports[i+1]
 		for _, k := range []string{"sigma_x", "sigma_y", "sigma_rule_x"} {
 			if a[k] != b[k] {

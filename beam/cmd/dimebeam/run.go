@@ -124,7 +124,7 @@ func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	p, s := beam.NewPipelineWithRoot()
 	states := dimebeam.States(s, beam.CreateList(s, inputs), cfg)
 	rf := &reportFn{Input: input, Start: start.UnixNano(), RuleX: rules[0], RuleY: rules[1], Scaling: cfg.Stream.Scaling,
-		PilotRows: pilot.Rows, DimX: pilot.DimX, DimY: pilot.DimY}
+		PilotRows: pilot.Rows, Pilot: pilot.Method.String(), DimX: pilot.DimX, DimY: pilot.DimY}
 	reports := beam.ParDo(s, rf, dimebeam.Results(s, states, cfg))
 	dimebeam.WriteFile(s, reports, output, exclude...)
 	if o.saveState != "" {
@@ -170,12 +170,17 @@ func printResult(ctx context.Context, output string, stdout, stderr io.Writer) e
 		}
 	}
 	if len(chosen) > 0 {
-		rows := 0
+		on := "the pilot rows"
 		if r.Scaling != nil {
-			rows = r.Scaling.PilotRows
+			switch r.Scaling.Pilot {
+			case "sample":
+				on = fmt.Sprintf("a seeded sample of %d rows", r.Scaling.PilotRows)
+			case "prefix":
+				on = fmt.Sprintf("the first %d rows (files in path order)", r.Scaling.PilotRows)
+			}
 		}
-		fmt.Fprintf(stderr, "dimebeam: %s, chosen on the first %d rows of the dataset (files in path order) and used by every split\n",
-			strings.Join(chosen, ", "), rows)
+		fmt.Fprintf(stderr, "dimebeam: %s, chosen on %s of the dataset and used by every split\n",
+			strings.Join(chosen, ", "), on)
 	}
 	for _, w := range r.Warnings {
 		fmt.Fprintf(stderr, "dimebeam: warning: %s\n", w)
@@ -191,10 +196,12 @@ type reportFn struct {
 	// RuleX and RuleY are the bandwidth rules as given (the pipeline gets
 	// the bandwidths that median and auto chose as explicit values).
 	RuleX, RuleY string
-	// Scaling is the columns' standardization, chosen on the first
-	// PilotRows rows (DimX and DimY columns; 0 when no pilot was read).
+	// Scaling is the columns' standardization, chosen on PilotRows rows
+	// (DimX and DimY columns; 0 when no pilot was read) of the kind Pilot
+	// names ("sample" or "prefix").
 	Scaling    stream.Scaling
 	PilotRows  int
+	Pilot      string
 	DimX, DimY int
 }
 
@@ -204,7 +211,7 @@ func (f *reportFn) ProcessElement(r stream.Result) ([]byte, error) {
 	if f.RuleX != "" {
 		rep.SigmaRuleX, rep.SigmaRuleY = f.RuleX, f.RuleY
 	}
-	rep.SetScaling(f.Scaling, f.PilotRows)
+	rep.SetScaling(f.Scaling, f.PilotRows, f.Pilot)
 	rep.Warn(f.DimX, f.DimY, math.Log(float64(2*r.Features)))
 	b, err := json.Marshal(rep)
 	return append(b, '\n'), err

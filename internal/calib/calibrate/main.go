@@ -6,6 +6,7 @@
 //	./calibrate -study null -command score  -first-seed 3000000000
 //	./calibrate -study null -command exact  -first-seed 3000000000
 //	./calibrate -study power -command score -first-seed 3100000000
+//	./calibrate -study families -rows 5000 -datasets 100 -first-seed 6220000000
 //
 // Every dataset is `dime gen … | dime COMMAND - --json` at the command's
 // defaults (see package calib); -args adds arguments to COMMAND. Progress
@@ -23,6 +24,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,13 +35,30 @@ import (
 
 func main() {
 	host.UseBLAS() // the backend dime's main installs: the same numbers as dime
-	study := flag.String("study", "null", "null (independent data: calibration) or power (y = x0² + noise)")
+	study := flag.String("study", "null", "null (independent data: calibration), power (y = x0² + noise) or families (the default DiME's mean under independence per null family)")
 	command := flag.String("command", "score", "dime command to study: score or exact")
 	datasets := flag.Int("datasets", 0, "number of datasets (default 400 for null, 50 for power)")
 	first := flag.Uint64("first-seed", 0, "seed of the first dataset (required: never a seed used while tuning)")
 	args := flag.String("args", "", "extra arguments of the command, space-separated (default: none, the defaults)")
 	records := flag.String("records", "", "write one JSON line per dataset to this file")
+	rows := flag.String("rows", "", "families, parity, serial: rows per dataset, comma-separated (families: 5000; parity: 1000,2000; serial: 5000)")
+	features := flag.String("features", "64,256,1024", "parity: numbers D of frequencies, comma-separated")
+	windowRows := flag.String("window-rows", "5000,2000", "serial: monitor's window lengths, comma-separated")
+	from := flag.Int("from", 0, "families: index of the first dataset of each family (to add datasets to a study)")
+	only := flag.String("only", "", "families, parity: comma-separated names (or prefixes) of the families or kinds to run (default: all)")
+	summarize := flag.String("summarize", "", "families, parity, serial: print the table of these record files (comma-separated) instead of running")
 	flag.Parse()
+	switch *study {
+	case "families":
+		families(*summarize, *only, *records, *first, ints("-rows", *rows, "5000"), *datasets, *from, *command, strings.Fields(*args))
+		return
+	case "parity":
+		parity(*summarize, *only, *records, *first, ints("-rows", *rows, "1000,2000"), ints("-features", *features, ""), *datasets, *from)
+		return
+	case "serial":
+		serial(*summarize, *records, *first, ints("-rows", *rows, "5000"), ints("-window-rows", *windowRows, ""), *datasets, *from)
+		return
+	}
 	if *first == 0 {
 		fatalf("-first-seed is required")
 	}
@@ -102,6 +121,26 @@ func writeRecord(w io.Writer, r calib.Record) {
 		fatalf("record %d: %v", r.Index, err)
 	}
 	fmt.Fprintf(w, "%s\n", b)
+}
+
+// ints parses a comma-separated list of positive integers (def when s is
+// empty).
+func ints(flag, s, def string) []int {
+	if s == "" {
+		s = def
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			fatalf("%s %q: want positive integers, comma-separated", flag, s)
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 func fatalf(format string, a ...any) {
