@@ -134,6 +134,7 @@ type Accumulator struct {
 	hashX, hashY  []float64
 	chunkBuf      *chunkData
 	needSelf      []int
+	noShare       bool // tests: compute every pair's view terms itself
 }
 
 type workerScratch struct {

@@ -3,6 +3,7 @@ package rank
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/dime-project/dime/covariance"
@@ -255,5 +256,75 @@ func TestScaleFree(t *testing.T) {
 	t.Logf("largest relative change %.2g", worst)
 	if worst > 1e-6 {
 		t.Errorf("rescaling moved an estimate by %.2g relative", worst)
+	}
+}
+
+// floatFields returns every float64 field of a PairResult (and of its
+// embedded stream.Result and Config), by name, as bits.
+func floatFields(r PairResult) map[string]uint64 {
+	out := map[string]uint64{}
+	var walk func(v reflect.Value, prefix string)
+	walk = func(v reflect.Value, prefix string) {
+		for i := range v.NumField() {
+			f, name := v.Field(i), prefix+v.Type().Field(i).Name
+			switch f.Kind() {
+			case reflect.Float64:
+				out[name] = math.Float64bits(f.Float())
+			case reflect.Struct:
+				walk(f, name+".")
+			}
+		}
+	}
+	walk(reflect.ValueOf(r), "")
+	return out
+}
+
+// TestSharedViewTermsAreExact: a view's entropy and self terms, computed
+// once for every pair that shares the view (the target of a ranking; each
+// view of a matrix), give every pair's result to the bit, as computing
+// them for each pair does.
+func TestSharedViewTermsAreExact(t *testing.T) {
+	const n, c = 4000, 4
+	W := c + 1
+	data := table(n, c, 2, 43)
+	matrix := Plan{Width: W}
+	for j := range W {
+		matrix.Views = append(matrix.Views, View{Name: string(rune('a' + j)), Columns: []string{string(rune('a' + j))}, Index: []int{j}})
+		matrix.OrderX = append(matrix.OrderX, j)
+		for k := j + 1; k < W; k++ {
+			matrix.Pairs = append(matrix.Pairs, [2]int{j, k})
+		}
+	}
+	for name, plan := range map[string]Plan{"rank": rankPlan(c), "matrix": matrix} {
+		// Float64 products: sums of groups whose last bits depend on the
+		// order of additions.
+		cfg := testConfig(16)
+		cfg.Precision = covariance.Float64
+		var res [2][]PairResult
+		for k, noShare := range []bool{false, true} {
+			acc, err := New(plan, Config{Stream: cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			acc.noShare = noShare
+			feed(t, data, W, 1000, acc.Add)
+			if res[k], err = acc.Results(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range res[0] {
+			got, want := floatFields(res[0][i]), floatFields(res[1][i])
+			if len(got) < 20 {
+				t.Fatalf("%d float fields", len(got))
+			}
+			for f, b := range want {
+				if got[f] != b {
+					t.Errorf("%s, pair %v: %s %v shared, %v each", name, plan.Pairs[i], f, math.Float64frombits(got[f]), math.Float64frombits(b))
+				}
+			}
+			if math.IsNaN(res[0][i].DiMENormalized) || math.IsNaN(res[0][i].EntropyY) {
+				t.Errorf("%s, pair %v: no normalized score or entropy of y", name, plan.Pairs[i])
+			}
+		}
 	}
 }

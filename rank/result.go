@@ -39,12 +39,28 @@ func (a *Accumulator) Results() ([]PairResult, error) {
 		return nil, invalidf("%d rows, want at least 2", a.rows)
 	}
 	out := make([]PairResult, len(a.pairs))
-	for i := range a.pairs {
-		r, err := a.pairResult(i)
+	terms := a.newViewTerms()
+	// The pairs of one Y view one after the other, so that the sums of its
+	// parts that the products of marginals read are kept for one view at a
+	// time (stream.ViewTerms.DropSums).
+	order := make([]int, len(a.pairs))
+	for i := range order {
+		order[i] = i
+	}
+	yKey := func(i int) viewKey { return viewKey{1, a.pairs[i].y, a.pairs[i].cyMap} }
+	slices.SortStableFunc(order, func(i, j int) int {
+		ki, kj := yKey(i), yKey(j)
+		return cmp.Or(cmp.Compare(ki.part, kj.part), cmp.Compare(ki.copy, kj.copy))
+	})
+	for n, i := range order {
+		r, err := a.pairResult(i, terms)
 		if err != nil {
 			return nil, err
 		}
 		out[i] = PairResult{X: a.plan.Pairs[i][0], Y: a.plan.Pairs[i][1], Result: r}
+		if v := terms.terms[yKey(i)]; v != nil && (n+1 == len(order) || yKey(order[n+1]) != yKey(i)) {
+			v.DropSums()
+		}
 	}
 	p := make([]float64, len(out))
 	for i := range out {
@@ -54,7 +70,6 @@ func (a *Accumulator) Results() ([]PairResult, error) {
 	for i := range out {
 		out[i].QValue = q[i]
 	}
-	order := make([]int, len(out))
 	for i := range order {
 		order[i] = i
 	}
@@ -78,9 +93,36 @@ func compareDiME(a, b float64) int {
 	return cmp.Compare(b, a)
 }
 
+// viewKey names the terms of a view in one role (stream.ViewTerms): its
+// side (0: X, 1: Y), part map and copy map.
+type viewKey struct{ side, part, copy int }
+
+// viewTerms holds the terms of the views that are a side of several pairs,
+// computed once (by the first such pair) for all of them.
+type viewTerms struct {
+	uses  map[viewKey]int
+	terms map[viewKey]*stream.ViewTerms
+}
+
+// newViewTerms counts the pairs that share each view's terms; with
+// noShare (tests), none is shared.
+func (a *Accumulator) newViewTerms() *viewTerms {
+	t := &viewTerms{uses: map[viewKey]int{}, terms: map[viewKey]*stream.ViewTerms{}}
+	if a.cfg.SkipNormalized || a.noShare {
+		return t
+	}
+	for _, pp := range a.pairs {
+		t.uses[viewKey{0, pp.x, pp.cxMap}]++
+		t.uses[viewKey{1, pp.y, pp.cyMap}]++
+	}
+	return t
+}
+
 // pairResult estimates pair i from its groups: the shared part, copy and
-// self accumulators read under the pair's descriptions.
-func (a *Accumulator) pairResult(i int) (stream.Result, error) {
+// self accumulators read under the pair's descriptions, and the terms of a
+// view that other pairs share computed once (bit for bit the same:
+// TestSharedViewTermsAreExact).
+func (a *Accumulator) pairResult(i int, terms *viewTerms) (stream.Result, error) {
 	pp := &a.pairs[i]
 	K := a.cfg.GroupCount()
 	groups := make([]stream.GroupParts, K)
@@ -126,7 +168,22 @@ func (a *Accumulator) pairResult(i int) (stream.Result, error) {
 	cfg.BandwidthY = cfg.BandwidthX
 	cfg.XColumns, cfg.YColumns = pp.xColumns, pp.yColumns
 	cfg.Scaling = stream.Scaling{}
-	return stream.EstimateGroups(cfg, pp.sigmaX, pp.sigmaY, a.rows, a.skipped, groups)
+	var shared [2]*stream.ViewTerms
+	for side, key := range []viewKey{{0, pp.x, pp.cxMap}, {1, pp.y, pp.cyMap}} {
+		if terms.uses[key] < 2 {
+			continue
+		}
+		v := terms.terms[key]
+		if v == nil {
+			var err error
+			if v, err = stream.GroupViewTerms(cfg, groups, side == 1); err != nil {
+				return stream.Result{}, err
+			}
+			terms.terms[key] = v
+		}
+		shared[side] = v
+	}
+	return stream.EstimateGroupsWith(cfg, pp.sigmaX, pp.sigmaY, a.rows, a.skipped, groups, shared[0], shared[1])
 }
 
 // QValues returns the Benjamini–Hochberg adjusted p-values of p: with the

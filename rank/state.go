@@ -159,25 +159,31 @@ func (a *Accumulator) WriteState(w io.Writer) error {
 	accs, means := a.accumulators()
 	b = le.AppendUint32(b, uint32(len(accs)))
 	for _, acc := range accs {
-		start := len(b)
-		b = le.AppendUint32(b, 0)
-		if b, err = acc.AppendBinary(b); err != nil {
+		if b, err = appendSized(b, acc.AppendBinary); err != nil {
 			return err
 		}
-		le.PutUint32(b[start:], uint32(len(b)-start-4))
 	}
 	b = le.AppendUint32(b, uint32(len(means)))
 	for _, m := range means {
-		start := len(b)
-		b = le.AppendUint32(b, 0)
-		if b, err = m.AppendBinary(b); err != nil {
+		if b, err = appendSized(b, m.AppendBinary); err != nil {
 			return err
 		}
-		le.PutUint32(b[start:], uint32(len(b)-start-4))
 	}
 	b = le.AppendUint32(b, crc32.Checksum(b, castagnoli))
 	_, err = w.Write(b)
 	return err
+}
+
+// appendSized appends a 4-byte length and what appendTo appends.
+func appendSized(b []byte, appendTo func([]byte) ([]byte, error)) ([]byte, error) {
+	start := len(b)
+	b = binary.LittleEndian.AppendUint32(b, 0)
+	b, err := appendTo(b)
+	if err != nil {
+		return nil, err
+	}
+	binary.LittleEndian.PutUint32(b[start:], uint32(len(b)-start-4))
+	return b, nil
 }
 
 // ReadState reads a state written by WriteState. Bytes that are not one
@@ -217,22 +223,12 @@ func ReadState(r io.Reader) (*Accumulator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrState, err)
 	}
-	if h.Rows < 0 || h.Skipped < 0 || h.Chunks < 0 || len(h.Shards) == 0 || len(h.Shards) > maxShards {
-		return nil, fmt.Errorf("%w: counts %d, %d, %d, %d shards", ErrState, h.Rows, h.Skipped, h.Chunks, len(h.Shards))
+	if h.Rows < 0 || h.Skipped < 0 || h.Chunks < 0 {
+		return nil, fmt.Errorf("%w: counts %d, %d, %d", ErrState, h.Rows, h.Skipped, h.Chunks)
 	}
 	a.rows, a.skipped, a.chunks = h.Rows, h.Skipped, h.Chunks
-	a.shards = shardSet{truncated: h.Truncated}
-	for _, s := range h.Shards {
-		var id [16]byte
-		if v, err := hex.DecodeString(s); err != nil || len(v) != 16 {
-			return nil, fmt.Errorf("%w: shard id %q", ErrState, s)
-		} else {
-			copy(id[:], v)
-		}
-		a.shards.ids = append(a.shards.ids, id)
-	}
-	if !slices.IsSortedFunc(a.shards.ids, cmpID) {
-		return nil, fmt.Errorf("%w: shard ids not sorted", ErrState)
+	if a.shards, err = h.shardSet(); err != nil {
+		return nil, err
 	}
 	accs, means := a.accumulators()
 	// The rest has a known size: read it whole, then check the checksum.
@@ -325,24 +321,8 @@ func (a *Accumulator) Merge(other *Accumulator) error {
 	if !a.started || !other.started {
 		return fmt.Errorf("%w: a state has no rows", ErrIncompatible)
 	}
-	ha, hb := a.header(), other.header()
-	ja, _ := json.Marshal(struct {
-		S settings
-		P Plan
-	}{ha.Settings, ha.Plan})
-	jb, _ := json.Marshal(struct {
-		S settings
-		P Plan
-	}{hb.Settings, hb.Plan})
-	switch {
-	case !bytes.Equal(ja, jb):
-		return fmt.Errorf("%w: settings, columns or pairs differ", ErrIncompatible)
-	case !slices.Equal(bitsOf(a.sigma), bitsOf(other.sigma)):
-		return fmt.Errorf("%w: bandwidths differ (each shard chose its own: run the shards with --like a state of one of them)", ErrIncompatible)
-	case !equalScales(a.center, other.center) || !equalScales(a.scale, other.scale):
-		return fmt.Errorf("%w: the columns' scales differ (each shard chose its own on its first rows: run the shards with --like a state of one of them)", ErrIncompatible)
-	case a.rows > math.MaxInt64-other.rows || a.chunks > math.MaxInt64-other.chunks || a.skipped > math.MaxInt64-other.skipped:
-		return fmt.Errorf("%w: row counts overflow", ErrIncompatible)
+	if err := compatible(a.header(), other.header()); err != nil {
+		return err
 	}
 	if id, ok := a.shards.common(other.shards); ok {
 		return fmt.Errorf("%w: both hold the rows of shard %x, which would count twice (a state merged twice, or with a merge that contains it)", ErrIncompatible, id)
@@ -364,6 +344,52 @@ func (a *Accumulator) Merge(other *Accumulator) error {
 	a.chunks += other.chunks
 	a.shards = a.shards.union(other.shards)
 	return nil
+}
+
+// compatible returns an error matching ErrIncompatible unless states of
+// headers ha and hb merge: the same settings, plan, bandwidths and scales,
+// and row counts that add without overflow.
+func compatible(ha, hb stateHeader) error {
+	ja, _ := json.Marshal(struct {
+		S settings
+		P Plan
+	}{ha.Settings, ha.Plan})
+	jb, _ := json.Marshal(struct {
+		S settings
+		P Plan
+	}{hb.Settings, hb.Plan})
+	switch {
+	case !bytes.Equal(ja, jb):
+		return fmt.Errorf("%w: settings, columns or pairs differ", ErrIncompatible)
+	case !slices.Equal(bitsOf(ha.Sigmas), bitsOf(hb.Sigmas)):
+		return fmt.Errorf("%w: bandwidths differ (each shard chose its own: run the shards with --like a state of one of them)", ErrIncompatible)
+	case !equalScales(ha.Centers, hb.Centers) || !equalScales(ha.Scales, hb.Scales):
+		return fmt.Errorf("%w: the columns' scales differ (each shard chose its own on its first rows: run the shards with --like a state of one of them)", ErrIncompatible)
+	case ha.Rows > math.MaxInt64-hb.Rows || ha.Chunks > math.MaxInt64-hb.Chunks || ha.Skipped > math.MaxInt64-hb.Skipped:
+		return fmt.Errorf("%w: row counts overflow", ErrIncompatible)
+	}
+	return nil
+}
+
+// shardSet returns the shard ids of a header.
+func (h stateHeader) shardSet() (shardSet, error) {
+	if len(h.Shards) == 0 || len(h.Shards) > maxShards {
+		return shardSet{}, fmt.Errorf("%w: %d shards", ErrState, len(h.Shards))
+	}
+	set := shardSet{truncated: h.Truncated}
+	for _, s := range h.Shards {
+		var id [16]byte
+		if v, err := hex.DecodeString(s); err != nil || len(v) != 16 {
+			return shardSet{}, fmt.Errorf("%w: shard id %q", ErrState, s)
+		} else {
+			copy(id[:], v)
+		}
+		set.ids = append(set.ids, id)
+	}
+	if !slices.IsSortedFunc(set.ids, cmpID) {
+		return shardSet{}, fmt.Errorf("%w: shard ids not sorted", ErrState)
+	}
+	return set, nil
 }
 
 func bitsOf(v []float64) []uint64 {

@@ -38,6 +38,7 @@ type Estimator struct {
 	rows           int64                     // rows added, including rows still pending
 	skipped        int64                     // rows dropped upstream, reported in Result
 	lagX, lagY     lagStats                  // lag-1 autocorrelations of the rows added (serial.go)
+	shared         [2]*ViewTerms             // X's and Y's terms computed elsewhere (EstimateGroupsWith), or nil
 
 	// Rows held back to resolve data-dependent bandwidths.
 	// Every row of the blocks added until the pilot is full, and the

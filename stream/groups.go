@@ -86,29 +86,31 @@ type GroupParts struct {
 // self terms and test. rows and skipped are reported as they are; the lag-1
 // autocorrelations are NaN.
 func EstimateGroups(cfg Config, sigmaX, sigmaY float64, rows, skipped int64, groups []GroupParts) (Result, error) {
+	return EstimateGroupsWith(cfg, sigmaX, sigmaY, rows, skipped, groups, nil, nil)
+}
+
+// groupsEstimator returns an Estimator whose groups hold the accumulators
+// of groups, to estimate from.
+func groupsEstimator(cfg Config, sigmaX, sigmaY float64, rows int64, groups []GroupParts) (*Estimator, error) {
 	if err := cfg.Validate(); err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	if cfg.Permutations != 0 || cfg.HalfLife != 0 {
-		return Result{}, invalidf("estimate of groups: analytic estimator without decay only")
+		return nil, invalidf("estimate of groups: analytic estimator without decay only")
 	}
 	if len(groups) != cfg.groups() {
-		return Result{}, invalidf("estimate of groups: %d groups, want %d", len(groups), cfg.groups())
+		return nil, invalidf("estimate of groups: %d groups, want %d", len(groups), cfg.groups())
 	}
 	if rows < 2 {
-		return Result{}, invalidf("%d rows, want at least 2", rows)
+		return nil, invalidf("%d rows, want at least 2", rows)
 	}
 	e := &Estimator{cfg: cfg, sigmaX: sigmaX, sigmaY: sigmaY, groups: make([]group, len(groups))}
 	for k, g := range groups {
 		if g.X == nil || g.Y == nil || g.Joint == nil || g.MeanX == nil || g.MeanY == nil || g.MeanJoint == nil ||
 			!cfg.SkipNormalized && (g.CopyX == nil || g.CopyY == nil || g.SelfX == nil || g.SelfY == nil) {
-			return Result{}, invalidf("estimate of groups: group %d lacks an accumulator", k)
+			return nil, invalidf("estimate of groups: group %d lacks an accumulator", k)
 		}
 		e.groups[k] = group{x: g.X, y: g.Y, xy: g.Joint, mx: g.MeanX, my: g.MeanY, mxy: g.MeanJoint, cx: g.CopyX, cy: g.CopyY, sx: g.SelfX, sy: g.SelfY}
 	}
-	est, err := e.estimate(false)
-	if err != nil {
-		return Result{}, err
-	}
-	return assemble(cfg, sigmaX, sigmaY, rows, skipped, est), nil
+	return e, nil
 }

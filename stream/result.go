@@ -256,6 +256,9 @@ func (e *Estimator) dimeFills(skip uint64, kind pairKind) []fill {
 	if joint == nil || !(wj > 0) || !(wp > 0) || !(wo > 0) {
 		return nil
 	}
+	if kind == mainPair {
+		other = e.shared[1].partSum(skip, other)
+	}
 	product := func(dst *mat.SymDense) error {
 		_, err := covariance.ProductOfMarginalsGroups(dst, part, other)
 		return err
@@ -308,12 +311,19 @@ func (e *Estimator) estimate(dimeOnly bool) (estimates, error) {
 		return est, err
 	}
 	// The entropies over every row: X, Y, joint, product of marginals,
-	// permuted joints, and the self terms' pairs.
-	fills := []fill{sumFill(xs), sumFill(ys), sumFill(xys)}
-	if dimeOnly {
-		fills = []fill{sumFill(xys)}
+	// permuted joints, and the self terms' pairs (but a view's entropy and
+	// self terms given in e.shared).
+	var fills []fill
+	if !dimeOnly {
+		for i, parts := range [][]*covariance.Accumulator{xs, ys} {
+			if e.shared[i] == nil {
+				fills = append(fills, sumFill(parts))
+			}
+		}
 	}
+	fills = append(fills, sumFill(xys))
 	if !cfg.SkipAnalytic {
+		ys := e.shared[1].partSum(0, ys)
 		fills = append(fills, func(dst *mat.SymDense) error {
 			_, err := covariance.ProductOfMarginalsGroups(dst, xs, ys)
 			return err
@@ -329,6 +339,10 @@ func (e *Estimator) estimate(dimeOnly bool) (estimates, error) {
 	var selfAll [2]bool
 	if normalized {
 		for i, kind := range []pairKind{selfXPair, selfYPair} {
+			if v := e.shared[i]; v != nil {
+				selfAll[i] = v.selfAll
+				continue
+			}
 			f := e.dimeFills(0, kind)
 			selfAll[i] = f != nil
 			fills = append(fills, f...)
@@ -353,8 +367,10 @@ func (e *Estimator) estimate(dimeOnly bool) (estimates, error) {
 		kind          pairKind
 		group, group2 int // group2 ≥ 0: the leave-two-out of the generalized jackknife
 		group3        int // group3 ≥ 0: the leave-three-out of the third-order jackknife
+		shared        bool
 	}
 	var loo []looTerm
+	var selfMask uint64 // the groups whose self terms are left out in turn
 	for k := range e.groups {
 		g := &e.groups[k]
 		if !(g.xy.Weight() > 0) {
@@ -370,14 +386,19 @@ func (e *Estimator) estimate(dimeOnly bool) (estimates, error) {
 		}
 		if selfHere {
 			kinds = append(kinds, selfXPair, selfYPair)
+			selfMask |= 1 << k
 		}
 		for _, kind := range kinds {
+			if kind != mainPair && e.shared[kind-selfXPair] != nil {
+				loo = append(loo, looTerm{kind, k, -1, -1, true})
+				continue
+			}
 			f := e.dimeFills(1<<k, kind)
 			if f == nil {
 				return est, fmt.Errorf("stream: group %d holds every row of a term: no jackknife", k)
 			}
 			fills = append(fills, f...)
-			loo = append(loo, looTerm{kind, k, -1, -1})
+			loo = append(loo, looTerm{kind, k, -1, -1, false})
 		}
 	}
 	// The generalized jackknife: the main pair without each pair of
@@ -396,7 +417,7 @@ func (e *Estimator) estimate(dimeOnly bool) (estimates, error) {
 				return est, fmt.Errorf("stream: groups %d and %d hold every row: no jackknife", k, k2)
 			}
 			fills = append(fills, f...)
-			loo = append(loo, looTerm{mainPair, k, k2, -1})
+			loo = append(loo, looTerm{mainPair, k, k2, -1, false})
 		}
 		// The third-order jackknife: without each triple of non-empty
 		// groups of leaveTriples too.
@@ -408,7 +429,15 @@ func (e *Estimator) estimate(dimeOnly bool) (estimates, error) {
 					return est, fmt.Errorf("stream: groups %d, %d and %d hold every row: no jackknife", k, k2, k3)
 				}
 				fills = append(fills, f...)
-				loo = append(loo, looTerm{mainPair, k, k2, k3})
+				loo = append(loo, looTerm{mainPair, k, k2, k3, false})
+			}
+		}
+	}
+
+	for _, v := range e.shared {
+		if v != nil {
+			if err := v.check(cfg, len(e.groups), selfMask, normalized); err != nil {
+				return est, err
 			}
 		}
 	}
@@ -438,28 +467,40 @@ func (e *Estimator) estimate(dimeOnly bool) (estimates, error) {
 	if cfg.RowModel == SerialRows && !dimeOnly {
 		est.pSerial, _, _ = serialTest(e.groups, cfg.Features, est.test)
 	}
-	if dimeOnly {
-		est.sx, est.sy, est.sxy = nan, nan, s[0]
-		s = s[1:]
-	} else {
-		est.sx, est.sy, est.sxy = s[0], s[1], s[2]
-		s = s[3:]
+	est.sx, est.sy = nan, nan
+	if !dimeOnly {
+		for i, v := range []*float64{&est.sx, &est.sy} {
+			if e.shared[i] != nil {
+				*v = e.shared[i].entropy
+			} else {
+				*v, s = s[0], s[1:]
+			}
+		}
 	}
+	est.sxy, s = s[0], s[1:]
 	if !cfg.SkipAnalytic {
 		est.sperp, s = s[0], s[1:]
 	}
 	est.perm, s = slices.Clone(s[:len(e.perm)]), s[len(e.perm):]
 	selfFull := [2]float64{nan, nan}
 	for i := range selfAll {
-		if selfAll[i] {
+		switch {
+		case !selfAll[i]:
+		case e.shared[i] != nil:
+			selfFull[i] = e.shared[i].selfFull
+		default:
 			selfFull[i], s = s[1]-s[0], s[2:]
 		}
 	}
 	var mainLoo, mainN, mainL2o, mainN2, mainL3o, mainN3 []float64
 	var selfLoo, selfN [2][]float64
 	for _, t := range loo {
-		d := s[1] - s[0]
-		s = s[2:]
+		var d float64
+		if t.shared {
+			d = e.shared[t.kind-selfXPair].loo[t.group]
+		} else {
+			d, s = s[1]-s[0], s[2:]
+		}
 		g := &e.groups[t.group]
 		switch {
 		case t.group3 >= 0:

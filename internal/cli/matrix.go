@@ -87,7 +87,7 @@ func runMatrix(e *env, args []string) error {
 	start := time.Now()
 	fs := newFlagSet(e, "matrix", "INPUT... --cols 'PATTERN,...' [--plot heat.png] [flags]")
 	var m multiFlags
-	m.register(fs, defaultMatrixFeatures)
+	m.register(fs, defaultMatrixFeatures, nil)
 	m.ef.registerJSON(fs, false, "print one JSON object (every pair) instead of a table")
 	cols := fs.String("cols", "", "the columns, comma-separated names, globs or slices: every pair of them (and of the --group views) is scored")
 	plotPath := fs.String("plot", "", "draw a heatmap of dime_normalized to this .png or .svg file")
@@ -120,8 +120,11 @@ func runMatrix(e *env, args []string) error {
 	if fs.given("x") || fs.given("y") {
 		return usagef("matrix takes --cols (every pair of them), not --x or --y")
 	}
-	sel, cfg, out, err := m.prepare(e, fs, inputs, "cols", *cols,
-		"matrix needs columns: --cols 'pattern,...' (each column one view) or --group name=a,b,c")
+	sel, err := m.ef.Multi("cols", *cols, m.groups, "matrix needs columns: --cols 'pattern,...' (each column one view) or --group name=a,b,c")
+	if err != nil {
+		return err
+	}
+	cfg, out, err := m.prepare(e, fs, inputs)
 	if err != nil {
 		return err
 	}
@@ -131,15 +134,16 @@ func runMatrix(e *env, args []string) error {
 			return err
 		}
 	}
-	var lay layout
-	var probe []string
+	var lay rank.Layout
+	probe := m.probe(e, inputs)
+	var first []string
 	if len(sel) > 0 {
-		probe = sel[:1]
+		first = sel[:1]
 	} else {
-		probe = m.groups[0].sel[:1]
+		first = m.groups[0].Columns[:1]
 	}
 	if len(sel) > 0 {
-		labels, widths, err := m.expand(e, inputs, sel, probe)
+		labels, widths, err := rank.Expand(probe, sel, first)
 		if err != nil {
 			return err
 		}
@@ -149,17 +153,17 @@ func runMatrix(e *env, args []string) error {
 				continue
 			}
 			seen[l] = true
-			lay.addView(l, []string{l}, widths[i:i+1])
+			lay.AddView(l, []string{l}, widths[i:i+1])
 		}
 	}
 	for _, g := range m.groups {
-		labels, widths, err := m.expand(e, inputs, g.sel, probe)
+		labels, widths, err := rank.Expand(probe, g.Columns, first)
 		if err != nil {
 			return err
 		}
-		lay.addView(g.name, labels, widths)
+		lay.AddView(g.Name, labels, widths)
 	}
-	V := len(lay.views)
+	V := len(lay.Plan.Views)
 	if V < 2 {
 		return usagef("matrix needs at least 2 columns or groups, got %d", V)
 	}
@@ -167,16 +171,16 @@ func runMatrix(e *env, args []string) error {
 	if pairs > *maxPairs {
 		perM, res := multiSeconds(V, pairs, cfg.Stream.Features)
 		return usagef("matrix: %d views make %d pairs, more than --max-pairs %d: at D = %d they would take about %s of memory and %.0f CPU-seconds per million rows plus %.0f for the results; select fewer columns, lower --features, or raise --max-pairs",
-			V, pairs, *maxPairs, cfg.Stream.Features, fmtBytes(multiMemory(lay.views, pairs, cfg)), perM, res)
+			V, pairs, *maxPairs, cfg.Stream.Features, fmtBytes(multiMemory(lay.Plan.Views, pairs, cfg)), perM, res)
 	}
 	perM, resSec := multiSeconds(V, pairs, cfg.Stream.Features)
-	if err := checkMultiMemory(fmt.Sprintf("matrix of %d pairs at D = %d (about %.0f CPU-seconds per million rows)", pairs, cfg.Stream.Features, perM+resSec), lay.views, pairs, cfg,
+	if err := checkMultiMemory(fmt.Sprintf("matrix of %d pairs at D = %d (about %.0f CPU-seconds per million rows)", pairs, cfg.Stream.Features, perM+resSec), lay.Plan.Views, pairs, cfg,
 		"select fewer columns, or lower --features"); err != nil {
 		return err
 	}
 	// The reader's Y: the first view's first column (read, not scored).
-	lay.ycols = lay.views[0].Columns[:1]
-	plan := rank.Plan{Views: lay.views}
+	lay.YColumns = lay.Plan.Views[0].Columns[:1]
+	plan := &lay.Plan
 	for i := range V {
 		plan.OrderX = append(plan.OrderX, i)
 		for j := i + 1; j < V; j++ {
@@ -184,13 +188,13 @@ func runMatrix(e *env, args []string) error {
 		}
 	}
 	// Its width: probe again (a list column counts for its size).
-	_, yw, err := m.expand(e, inputs, lay.ycols, lay.ycols)
+	_, yw, err := rank.Expand(probe, lay.YColumns, lay.YColumns)
 	if err != nil {
 		return err
 	}
-	lay.dimY = yw[0]
-	plan.Width = lay.dimX + lay.dimY
-	res, err := m.run(e, "matrix", inputs, lay, plan, cfg)
+	lay.DimY = yw[0]
+	plan.Width = lay.DimX + lay.DimY
+	res, err := m.run(e, "matrix", inputs, lay, cfg)
 	if err != nil {
 		return err
 	}

@@ -2,22 +2,19 @@ package cli
 
 import (
 	"context"
-	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/dime-project/dime/cliflag"
 	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/decode"
-	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/rank"
-	"github.com/dime-project/dime/stream"
+	rpt "github.com/dime-project/dime/report"
 )
 
 // Screening defaults of rank and matrix: the number of frequencies D
@@ -28,56 +25,28 @@ const (
 	defaultMatrixFeatures = 32
 )
 
-// groupFlags is the repeatable --group name=a,b,c.
-type groupFlags []namedGroup
-
-type namedGroup struct {
-	name string
-	sel  []string
-}
-
-func (g *groupFlags) String() string { return "" }
-
-func (g *groupFlags) Set(s string) error {
-	name, list, ok := strings.Cut(s, "=")
-	name = strings.TrimSpace(name)
-	if !ok || name == "" {
-		return fmt.Errorf("want name=col,col,... (a name for the group, then its columns)")
-	}
-	var sel []string
-	for _, c := range strings.Split(list, ",") {
-		if c = strings.TrimSpace(c); c == "" {
-			return fmt.Errorf("group %q has an empty column name", name)
-		}
-		sel = append(sel, c)
-	}
-	for _, o := range *g {
-		if o.name == name {
-			return fmt.Errorf("group %q given twice", name)
-		}
-	}
-	*g = append(*g, namedGroup{name, sel})
-	return nil
-}
-
 // multiFlags are the flags shared by rank and matrix.
 type multiFlags struct {
 	ef     estimatorFlags
 	in     inputFlags
-	groups groupFlags
+	groups cliflag.Groups
 	save   *string
 	force  *bool
 }
 
-func (m *multiFlags) register(fs *flagSet, features int) {
+// register adds the flags of rank (with r: --group, --top, --csv) or
+// matrix (r nil: --group), features the default of --features.
+func (m *multiFlags) register(fs *flagSet, features int, r *cliflag.Rank) {
 	m.ef.register(fs)
 	m.ef.registerRFF(fs)
-	m.ef.Features = features
-	fs.Lookup("features").DefValue = strconv.Itoa(features)
+	if r != nil {
+		r.Register(fs.FlagSet, &m.ef.Estimator, features)
+	} else {
+		m.ef.RegisterMulti(fs.FlagSet, &m.groups, features)
+	}
 	m.in.register(fs)
 	m.in.showListing(fs.e, &m.ef.progress)
 	m.in.workers = 1
-	fs.Var(&m.groups, "group", "a named group of columns scored as one view, name=a,b,c (names, globs or slices; repeat for more groups)")
 	m.save = fs.String("save-state", "", "save the state of every pair to this file (combine shards with dime merge)")
 	m.force = fs.Bool("force", false, "let --save-state or --plot write through a symbolic link, FIFO or device")
 }
@@ -94,47 +63,30 @@ func (m *multiFlags) config(fs *flagSet) (rank.Config, error) {
 		}
 		return st.Config(), nil
 	}
-	cfg, err := m.ef.streamConfig(nil, nil)
+	if err := m.ef.checkProgress(); err != nil {
+		return rank.Config{}, err
+	}
+	cfg, err := m.ef.MultiConfig()
 	if err != nil {
 		return rank.Config{}, err
 	}
-	switch {
-	case cfg.Permutations != 0:
-		return rank.Config{}, usagef("--permutations %d: rank and matrix use the analytic estimator (0)", cfg.Permutations)
-	case m.ef.Given("sigma-x") || m.ef.Given("sigma-y"):
-		return rank.Config{}, usagef("--sigma-x and --sigma-y: one --sigma rule applies to every view")
-	case cfg.BandwidthX.Rule == exact.AutoRule:
-		return rank.Config{}, usagef("--sigma auto chooses one pair's bandwidths together: use fixed, median or a number")
-	case m.ef.PilotRows < 2 || m.ef.PilotRows > stream.MaxPilotRows:
-		return rank.Config{}, usagef("--pilot-rows %d: want 2 to %d", m.ef.PilotRows, stream.MaxPilotRows)
+	if err := checkRFFMemory(m.ef.Features, m.ef.Permutations, m.ef.Groups); err != nil {
+		return rank.Config{}, err
 	}
-	cfg.PilotRows = m.ef.PilotRows
 	return rank.Config{Stream: cfg}, nil
 }
 
-// prepare parses the selectors of one list flag (optional when --group
-// names views), and returns them with the run's settings and its
-// --save-state output; need is the usage error when neither names a view.
-func (m *multiFlags) prepare(e *env, fs *flagSet, inputs []string, flag, list, need string) ([]string, rank.Config, *output, error) {
-	var sel []string
-	if strings.TrimSpace(list) != "" {
-		var err error
-		if sel, err = cliflag.Columns(flag, list); err != nil {
-			return nil, rank.Config{}, nil, err
-		}
-	}
-	if len(sel) == 0 && len(m.groups) == 0 {
-		return nil, rank.Config{}, nil, usagef("%s", need)
-	}
+// prepare returns the run's settings and its --save-state output.
+func (m *multiFlags) prepare(e *env, fs *flagSet, inputs []string) (rank.Config, *output, error) {
 	cfg, err := m.config(fs)
 	if err != nil {
-		return nil, rank.Config{}, nil, err
+		return rank.Config{}, nil, err
 	}
 	out, err := newOutput(e, "--save-state", *m.save, *m.force, inputs...)
 	if err != nil {
-		return nil, rank.Config{}, nil, err
+		return rank.Config{}, nil, err
 	}
-	return sel, cfg, out, nil
+	return cfg, out, nil
 }
 
 // checkInputs refuses stdin: the views are found by opening the dataset
@@ -148,34 +100,16 @@ func checkInputs(command string, inputs []string) error {
 	return nil
 }
 
-// expand returns the labels that selectors pick in the dataset (with
-// target as the other view) and the width of each: list columns count
-// for their list size.
-func (m *multiFlags) expand(e *env, inputs, sel, target []string) (labels []string, widths []int, err error) {
-	r, err := m.openRaw(e, inputs, sel, target)
-	if err != nil {
-		return nil, nil, err
-	}
-	labels = r.Columns().X.Labels()
-	total := r.DimX()
-	r.Close()
-	widths = make([]int, len(labels))
-	if total == len(labels) {
-		for i := range widths {
-			widths[i] = 1
-		}
-		return labels, widths, nil
-	}
-	// A list column or a slice among them: one look per label.
-	for i, l := range labels {
-		r, err := m.openRaw(e, inputs, []string{l}, target)
+// probe returns the prober of the dataset's columns (rank.Probe).
+func (m *multiFlags) probe(e *env, inputs []string) rank.Probe {
+	return func(x, y []string) ([]string, int, error) {
+		r, err := m.openRaw(e, inputs, x, y)
 		if err != nil {
-			return nil, nil, err
+			return nil, 0, err
 		}
-		widths[i] = r.DimX()
-		r.Close()
+		defer r.Close()
+		return r.Columns().X.Labels(), r.DimX(), nil
 	}
-	return labels, widths, nil
 }
 
 // openRaw opens the dataset for the given views.
@@ -195,29 +129,6 @@ func (m *multiFlags) openRaw(e *env, inputs, x, y []string) (*decode.DatasetRead
 	return r, nil
 }
 
-// layout is the views of a run and the reader's columns that hold them.
-type layout struct {
-	views      []rank.View
-	xcols      []string // the reader's X: every view's columns but the target's
-	ycols      []string // the reader's Y: the target's (rank), or one column (matrix)
-	dimX, dimY int
-}
-
-// addView appends a view of the given label columns and widths, read as
-// the next columns of the reader's X.
-func (l *layout) addView(name string, labels []string, widths []int) {
-	v := rank.View{Name: name, Columns: labels}
-	for i, w := range widths {
-		_ = i
-		for range w {
-			v.Index = append(v.Index, l.dimX)
-			l.dimX++
-		}
-	}
-	l.xcols = append(l.xcols, labels...)
-	l.views = append(l.views, v)
-}
-
 // multiResult is what a run of rank or matrix read and estimated.
 type multiResult struct {
 	acc     *rank.Accumulator
@@ -232,18 +143,16 @@ type multiResult struct {
 }
 
 // run reads the dataset through the accumulator of plan.
-func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, plan rank.Plan, cfg rank.Config) (_ *multiResult, err error) {
+func (m *multiFlags) run(e *env, command string, inputs []string, lay rank.Layout, cfg rank.Config) (_ *multiResult, err error) {
+	plan := lay.Plan
 	start := time.Now()
 	if m.ef.Like != "" {
 		st, err := readRankState(m.ef.Like)
 		if err != nil {
 			return nil, err
 		}
-		sp := st.Plan()
-		if !slices.EqualFunc(sp.Views, plan.Views, func(a, b rank.View) bool {
-			return a.Name == b.Name && slices.Equal(a.Columns, b.Columns) && slices.Equal(a.Index, b.Index)
-		}) || !slices.Equal(sp.Pairs, plan.Pairs) {
-			return nil, usagef("--like %s: the state scores other views or pairs; give the same columns and groups", m.ef.Like)
+		if err := rank.SameViews(st.Plan(), plan); err != nil {
+			return nil, usagef("--like %s: %s", m.ef.Like, strings.TrimPrefix(err.Error(), rank.ErrIncompatible.Error()+": "))
 		}
 	}
 	// The reader honours the context that the first SIGINT or SIGTERM
@@ -255,7 +164,7 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, pl
 		}
 	}()
 	ctx := sigs.Context()
-	d, opts, err := m.in.resolveDataset(ctx, inputs, lay.xcols, lay.ycols)
+	d, opts, err := m.in.resolveDataset(ctx, inputs, lay.XColumns, lay.YColumns)
 	if err != nil {
 		return nil, err
 	}
@@ -266,10 +175,10 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, pl
 		if pilot, err = readPilot(ctx, d, opts, cfg.Stream.PilotRows, cfg.Stream.Seed); err != nil {
 			return nil, err
 		}
-		if pilot.DimX != lay.dimX || pilot.DimY != lay.dimY {
-			return nil, fmt.Errorf("%s: the columns changed width while opening the dataset (%d+%d, expected %d+%d)", command, pilot.DimX, pilot.DimY, lay.dimX, lay.dimY)
+		if pilot.DimX != lay.DimX || pilot.DimY != lay.DimY {
+			return nil, fmt.Errorf("%s: the columns changed width while opening the dataset (%d+%d, expected %d+%d)", command, pilot.DimX, pilot.DimY, lay.DimX, lay.DimY)
 		}
-		block := interleave(nil, pilot.X, pilot.Y, pilot.Rows, lay.dimX, lay.dimY)
+		block := lay.Row(nil, pilot.X, pilot.Y, pilot.Rows)
 		if cfg, err = rank.ResolvePilot(plan, cfg, block, pilot.Rows, pilotRows(pilot)); err != nil {
 			return nil, usagef("%s: %s", strings.Join(inputs, " "), strings.TrimPrefix(err.Error(), rank.ErrInvalidInput.Error()+": "))
 		}
@@ -286,15 +195,14 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, pl
 	if err := e.excludeDataset(r.Dataset()); err != nil {
 		return nil, err
 	}
-	if r.DimX() != lay.dimX || r.DimY() != lay.dimY {
-		return nil, fmt.Errorf("%s: the columns changed width while opening the dataset (%d+%d, expected %d+%d)", command, r.DimX(), r.DimY(), lay.dimX, lay.dimY)
+	if r.DimX() != lay.DimX || r.DimY() != lay.DimY {
+		return nil, fmt.Errorf("%s: the columns changed width while opening the dataset (%d+%d, expected %d+%d)", command, r.DimX(), r.DimY(), lay.DimX, lay.DimY)
 	}
 	res := &multiResult{acc: acc, input: describeInput(inputs, r), sigs: sigs.catch()}
 	if len(cfg.Sigmas) > 0 && pilot.Rows > 0 {
 		res.pilot, res.pilotRows = pilot.Method.String(), pilot.Rows
 	}
 	p := newProgress(e, m.ef.progress, command, r.TotalRows()).files(r)
-	dx, dy := lay.dimX, lay.dimY
 	var block []float64
 	var skipped int64
 	for {
@@ -302,7 +210,7 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, pl
 			break
 		}
 		n := r.Rows()
-		block = interleave(block, r.X(), r.Y(), n, dx, dy)
+		block = lay.Row(block, r.X(), r.Y(), n)
 		if err := acc.Add(block, n); err != nil {
 			return nil, usageError{err}
 		}
@@ -331,18 +239,6 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay layout, pl
 	}
 	res.elapsed = time.Since(start)
 	return res, nil
-}
-
-// interleave writes n rows of x (dx values each) and y (dy) into dst as
-// rows of dx+dy values, growing it as needed, and returns it.
-func interleave(dst, x, y []float64, n, dx, dy int) []float64 {
-	W := dx + dy
-	dst = slices.Grow(dst[:0], n*W)[:n*W]
-	for i := range n {
-		copy(dst[i*W:i*W+dx], x[i*dx:(i+1)*dx])
-		copy(dst[i*W+dx:(i+1)*W], y[i*dy:(i+1)*dy])
-	}
-	return dst
 }
 
 // saveState writes the accumulator's state if asked, after its results.
@@ -391,52 +287,13 @@ func multiMemory(views []rank.View, pairs int, cfg rank.Config) uint64 {
 	return uint64(pairs)*K*(acc+mean) + uint64(len(views))*perView + buffers + baseMemory
 }
 
-// rankCandidate is one line of dime rank's output.
-type rankCandidate struct {
-	Rank           int      `json:"rank"`
-	Name           string   `json:"name"`
-	Columns        []string `json:"columns"`
-	DiME           number   `json:"dime"`
-	DiMEStdErr     number   `json:"dime_stderr"`
-	DiMENormalized number   `json:"dime_normalized"`
-	PValue         number   `json:"p_value"`
-	QValue         number   `json:"q_value"`
-	DiMEAnalytic   number   `json:"dime_analytic"`
-	MI             number   `json:"mutual_information"`
-	SigmaX         number   `json:"sigma_x"`
-}
-
-// rankOutput is dime rank's JSON.
-type rankOutput struct {
-	Estimator   string          `json:"estimator"`
-	Input       string          `json:"input"`
-	Rows        int64           `json:"rows"`
-	Skipped     int64           `json:"skipped_rows"`
-	Target      []string        `json:"target"`
-	Kernel      string          `json:"kernel"`
-	Alpha       float64         `json:"alpha"`
-	Features    int             `json:"features"`
-	Groups      int             `json:"groups"`
-	Seed        uint64          `json:"seed"`
-	Sigma       string          `json:"sigma_rule"`
-	SigmaY      number          `json:"sigma_y"`
-	Standardize bool            `json:"standardize"`
-	Pilot       string          `json:"pilot,omitempty"` // "sample" or "prefix": the rows the scales and bandwidths were chosen on
-	PilotRows   int             `json:"pilot_rows,omitempty"`
-	Candidates  []rankCandidate `json:"candidates"`
-	Count       int             `json:"candidates_total"`
-	Partial     bool            `json:"partial,omitempty"`
-	Elapsed     float64         `json:"elapsed_seconds"`
-}
-
 func runRank(e *env, args []string) error {
 	start := time.Now()
 	fs := newFlagSet(e, "rank", "INPUT... --y TARGET --x 'PATTERN,...' [--group NAME=A,B] [flags]")
 	var m multiFlags
-	m.register(fs, defaultRankFeatures)
+	var rf cliflag.Rank
+	m.register(fs, defaultRankFeatures, &rf)
 	m.ef.registerJSON(fs, false, "print one JSON object instead of a table")
-	asCSV := fs.Bool("csv", false, "print the table as CSV (one line per candidate)")
-	top := fs.Int("top", 0, "print only the first K candidates (0: all)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -448,18 +305,15 @@ func runRank(e *env, args []string) error {
 	if err := checkInputs("rank", inputs); err != nil {
 		return err
 	}
-	if m.ef.asJSON && *asCSV {
+	if m.ef.asJSON && rf.CSV {
 		return usagef("--json and --csv: choose one")
 	}
-	if *top < 0 {
-		return usagef("--top %d: want 0 (all) or more", *top)
-	}
-	ysel, err := cliflag.Columns("y", m.ef.Y)
+	ysel, xsel, err := rf.Selectors(&m.ef.Estimator)
 	if err != nil {
-		return usagef("rank needs --y: the target's columns")
+		return err
 	}
-	xsel, cfg, out, err := m.prepare(e, fs, inputs, "x", m.ef.X,
-		"rank needs candidates: --x 'pattern,...' (each column one candidate) or --group name=a,b,c")
+	m.groups = rf.Groups
+	cfg, out, err := m.prepare(e, fs, inputs)
 	if err != nil {
 		return err
 	}
@@ -468,60 +322,18 @@ func runRank(e *env, args []string) error {
 	}
 	// The views: every --x column (a list or slice counts for its width)
 	// but the target's own, then the groups, then the target.
-	var lay layout
-	tlabels, twidths, err := m.expand(e, inputs, ysel, ysel)
+	lay, err := rank.RankLayout(m.probe(e, inputs), ysel, xsel, rf.Groups)
+	if errors.Is(err, rank.ErrInvalidInput) {
+		return usagef("rank: %s", strings.TrimPrefix(err.Error(), rank.ErrInvalidInput.Error()+": "))
+	}
 	if err != nil {
 		return err
 	}
-	isTarget := map[string]bool{}
-	for _, l := range tlabels {
-		isTarget[l] = true
-	}
-	if len(xsel) > 0 {
-		labels, widths, err := m.expand(e, inputs, xsel, ysel)
-		if err != nil {
-			return err
-		}
-		seen := map[string]bool{}
-		for i, l := range labels {
-			if isTarget[l] || seen[l] {
-				continue
-			}
-			seen[l] = true
-			lay.addView(l, []string{l}, widths[i:i+1])
-		}
-	}
-	for _, g := range m.groups {
-		labels, widths, err := m.expand(e, inputs, g.sel, ysel)
-		if err != nil {
-			return err
-		}
-		lay.addView(g.name, labels, widths)
-	}
-	if len(lay.views) == 0 {
-		return usagef("rank: no candidate left once the target's columns are set aside")
-	}
-	plan := rank.Plan{}
-	target := rank.View{Name: strings.Join(tlabels, ","), Columns: tlabels}
-	for i, w := range twidths {
-		_ = i
-		for range w {
-			target.Index = append(target.Index, lay.dimX+lay.dimY)
-			lay.dimY++
-		}
-	}
-	lay.ycols = tlabels
-	for i := range lay.views {
-		plan.Pairs = append(plan.Pairs, [2]int{i, len(lay.views)})
-		plan.OrderX = append(plan.OrderX, i)
-	}
-	plan.Views = append(slices.Clone(lay.views), target)
-	plan.OrderY = []int{len(lay.views)}
-	plan.Width = lay.dimX + lay.dimY
-	if err := checkMultiMemory(fmt.Sprintf("rank of %d candidates at D = %d", len(lay.views), cfg.Stream.Features), plan.Views, len(plan.Pairs), cfg, "lower --features, or rank fewer candidates per run"); err != nil {
+	plan := lay.Plan
+	if err := checkMultiMemory(fmt.Sprintf("rank of %d candidates at D = %d", len(plan.Pairs), cfg.Stream.Features), plan.Views, len(plan.Pairs), cfg, "lower --features, or rank fewer candidates per run"); err != nil {
 		return err
 	}
-	res, err := m.run(e, "rank", inputs, lay, plan, cfg)
+	res, err := m.run(e, "rank", inputs, lay, cfg)
 	if err != nil {
 		return err
 	}
@@ -533,19 +345,17 @@ func runRank(e *env, args []string) error {
 	if err := m.saveState(out, res.acc); err != nil {
 		return err
 	}
-	o := rankReport(res.acc, results, res.input)
+	o := rpt.RankOf(res.acc, results, res.input)
 	o.Partial, o.Pilot, o.PilotRows = res.stopped, res.pilot, res.pilotRows
 	o.Elapsed = time.Since(start).Seconds()
-	if *top > 0 && *top < len(o.Candidates) {
-		o.Candidates = o.Candidates[:*top]
-	}
+	o.Top(rf.Top)
 	switch {
 	case m.ef.asJSON:
 		err = writeJSON(e.stdout, o)
-	case *asCSV:
-		err = o.writeCSV(e.stdout)
+	case rf.CSV:
+		err = o.WriteCSV(e.stdout)
 	default:
-		err = o.writeTable(e.stdout)
+		err = writeRankTable(e.stdout, o)
 	}
 	if err != nil {
 		return err
@@ -556,30 +366,6 @@ func runRank(e *env, args []string) error {
 	return nil
 }
 
-// rankReport builds rank's output from the results of every pair, in rank
-// order.
-func rankReport(acc *rank.Accumulator, results []rank.PairResult, input string) rankOutput {
-	plan := acc.Plan()
-	cfg := acc.Settings()
-	target := plan.Views[plan.OrderY[0]]
-	o := rankOutput{Estimator: "rff", Input: input, Rows: acc.Rows(), Target: target.Columns, Kernel: cfg.Kernel.String(), Alpha: cfg.Alpha,
-		Features: cfg.Features, Groups: cfg.GroupCount(), Seed: cfg.Seed, Sigma: cfg.BandwidthX.String(),
-		Standardize: cfg.Standardize, Count: len(results)}
-	if len(results) > 0 {
-		o.Skipped = results[0].SkippedRows
-		o.SigmaY = number(results[0].SigmaY)
-	}
-	sorted := slices.Clone(results)
-	slices.SortStableFunc(sorted, func(a, b rank.PairResult) int { return a.Rank - b.Rank })
-	for _, r := range sorted {
-		v := plan.Views[r.X]
-		o.Candidates = append(o.Candidates, rankCandidate{Rank: r.Rank, Name: v.Name, Columns: v.Columns, DiME: number(r.DiME), DiMEStdErr: number(r.DiMEStdErr),
-			DiMENormalized: number(r.DiMENormalized), PValue: number(r.PValue), QValue: number(r.QValue), DiMEAnalytic: number(r.DiMEAnalytic),
-			MI: number(r.MutualInformation), SigmaX: number(r.SigmaX)})
-	}
-	return o
-}
-
 // fmtSigned formats a DiME for the table.
 func fmtSigned(v number) string {
 	if math.IsNaN(float64(v)) {
@@ -588,7 +374,8 @@ func fmtSigned(v number) string {
 	return fmt.Sprintf("%.5f", float64(v))
 }
 
-func (o rankOutput) writeTable(w io.Writer) error {
+// writeRankTable writes a ranking as dime rank prints it by default.
+func writeRankTable(w io.Writer, o rpt.Rank) error {
 	head := newTable(w, 0)
 	fmt.Fprintf(head, "input\t%s\n", o.Input)
 	rows := fmt.Sprintf("%d", o.Rows)
@@ -629,22 +416,6 @@ func (o rankOutput) writeTable(w io.Writer) error {
 	return err
 }
 
-func (o rankOutput) writeCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"rank", "candidate", "columns", "dime", "dime_stderr", "dime_normalized", "p_value", "q_value", "rows"})
-	f := func(v number) string {
-		if math.IsNaN(float64(v)) {
-			return ""
-		}
-		return strconv.FormatFloat(float64(v), 'g', -1, 64)
-	}
-	for _, c := range o.Candidates {
-		_ = cw.Write([]string{strconv.Itoa(c.Rank), c.Name, strings.Join(c.Columns, ";"), f(c.DiME), f(c.DiMEStdErr), f(c.DiMENormalized), f(c.PValue), f(c.QValue), strconv.FormatInt(o.Rows, 10)})
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
 // mergeRankStates merges multi-pair states (of rank or matrix) and prints
 // the result as the command that wrote them does.
 func mergeRankStates(e *env, paths []string, out *output, asJSON bool) error {
@@ -663,12 +434,12 @@ func mergeRankStates(e *env, paths []string, out *output, asJSON bool) error {
 	input := fmt.Sprintf("%d states", len(paths))
 	plan := total.Plan()
 	if len(plan.OrderY) == 1 {
-		o := rankReport(total, results, input)
+		o := rpt.RankOf(total, results, input)
 		o.Elapsed = time.Since(start).Seconds()
 		if asJSON {
 			return writeJSON(e.stdout, o)
 		}
-		return o.writeTable(e.stdout)
+		return writeRankTable(e.stdout, o)
 	}
 	o := matrixReport(total, results, input, "cluster")
 	o.Elapsed = time.Since(start).Seconds()

@@ -65,3 +65,22 @@ func TestRunnerEnvironments(t *testing.T) {
 		})
 	}
 }
+
+// TestTempLocationRequired: a runner whose workers do not run in this
+// process needs --temp_location, where the splits' sums are written; without
+// it the sums (30 to 38 MB each at D = 256) would travel through the
+// runner as elements. One line, exit 2, before any job is submitted.
+func TestTempLocationRequired(t *testing.T) {
+	dir := t.TempDir()
+	gen(t, filepath.Join(dir, "a.parquet"), 100, 1)
+	for _, p := range []*string{jobopts.EnvironmentType, jobopts.EnvironmentConfig, jobopts.Endpoint, runners.Runner} {
+		old := *p
+		t.Cleanup(func() { *p = old })
+	}
+	*jobopts.EnvironmentType, *jobopts.EnvironmentConfig = "docker", ""
+	*jobopts.Endpoint, *runners.Runner = "localhost:1", "flink"
+	code, out, errs := runCmd(t, "--input", dir, "--x", "x0,x1", "--y", "y0,y1", "--output", filepath.Join(t.TempDir(), "r.json"))
+	if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "--temp_location is required") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line asking for --temp_location", code, out, errs)
+	}
+}

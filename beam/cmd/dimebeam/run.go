@@ -93,6 +93,11 @@ func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		defer os.RemoveAll(dir)
 		output = filepath.Join(dir, "result.json")
 	}
+	if f := flag.Lookup("temp_location"); !local && (f == nil || f.Value.String() == "") {
+		// Without it the sums would be the runner's elements, 30 to 38 MB
+		// each at D = 256, which a runner holds and copies.
+		return usagef("--temp_location is required with --runner %s: the splits' exact sums are written there and only their names go through the runner", runner)
+	}
 	rules := [2]string{cfg.Stream.BandwidthX.String(), cfg.Stream.BandwidthY.String()}
 	cfg, pilot, err := dimebeam.ChoosePilot(ctx, inputs, cfg)
 	if err != nil {
