@@ -23,7 +23,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/memblob"
 
-	"github.com/dime-project/dime/internal/s3test"
+	"github.com/dime-project/dime/dimetest/s3test"
 )
 
 // dsCols are the columns of the test datasets: c0..c5, X = c0..c2, Y = c3..c5.

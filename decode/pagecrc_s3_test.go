@@ -14,7 +14,7 @@ import (
 	"github.com/dime-project/dime/decode"
 	"github.com/dime-project/dime/tablewriter"
 
-	"github.com/dime-project/dime/internal/s3test"
+	"github.com/dime-project/dime/dimetest/s3test"
 )
 
 // TestPageChecksumsS3 reads the files of TestPageChecksums from a real

@@ -14,7 +14,7 @@ import (
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 
-	"github.com/dime-project/dime/internal/s3test"
+	"github.com/dime-project/dime/dimetest/s3test"
 )
 
 // genDatasetPair writes the same rows as one Parquet file and as a dataset

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dime-project/dime/internal/s3test"
+	"github.com/dime-project/dime/dimetest/s3test"
 )
 
 // TestTinyMagnitudes: a column of valid values of magnitude 1e-200 is

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dime-project/dime/internal/planted"
-	"github.com/dime-project/dime/internal/s3test"
+	"github.com/dime-project/dime/dimetest/planted"
+	"github.com/dime-project/dime/dimetest/s3test"
 )
 
 // TestNoSecretsInAnyCommand: credentials planted in an input's URL (the

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dime-project/dime/internal/s3test"
+	"github.com/dime-project/dime/dimetest/s3test"
 )
 
 // Mark is in every planted secret, and in nothing else.
