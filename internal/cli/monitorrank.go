@@ -122,14 +122,7 @@ func (rw *rankWindowWriter) write(w monitor.Window) (any, error) {
 		return l, writeJSON(rw.w, l)
 	}
 	var b strings.Builder
-	pos := fmt.Sprintf("window %d [%d, %d)", w.Index, w.StartRow, w.EndRow)
-	if rw.timed {
-		pos = fmt.Sprintf("window %d %s", w.Index, w.StartTime.Format("2006-01-02 15:04:05"))
-	}
-	if w.Partial {
-		pos += " partial"
-	}
-	fmt.Fprintf(&b, "%s  rows %d", pos, w.Rows)
+	fmt.Fprintf(&b, "window %s  rows %d", windowPos(w, rw.timed), w.Rows)
 	switch {
 	case w.Ranking.Pairs == nil:
 		b.WriteString("  (fewer than 2 rows: not ranked)")

@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -194,5 +197,67 @@ func TestMonitorRankUsage(t *testing.T) {
 	code, _, errs := run(t, "monitor", path, "--half-life", "100", "--rank-y", "y", "--x", "x*")
 	if code != 2 || !strings.Contains(errs, "--half-life with --rank-y") {
 		t.Errorf("--half-life: exit %d, %q", code, errs)
+	}
+}
+
+// TestMonitorRankMetrics: dime monitor --rank-y --listen serves, after the
+// input ends (--serve-after-end), the last window's top candidates labelled
+// by candidate with the values of its JSON line, and no series for the
+// others: at most 2·--top per gauge.
+func TestMonitorRankMetrics(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.csv")
+	switchCSV(t, path, 8, 3000, 43)
+	stderrR, stderrW := io.Pipe()
+	var stdout bytes.Buffer
+	done := make(chan int)
+	go func() {
+		code := Main([]string{"monitor", path, "--rank-y", "y", "--x", "x*", "--window-rows", "1000", "--top", "2",
+			"--listen", "127.0.0.1:0", "--serve-after-end", "2s"}, strings.NewReader(""), &stdout, stderrW)
+		stderrW.Close()
+		done <- code
+	}()
+	var base string
+	sc := bufio.NewScanner(stderrR)
+	for sc.Scan() {
+		if m := regexp.MustCompile(`input ended; serving metrics at (http://\S+)/metrics`).FindStringSubmatch(sc.Text()); m != nil {
+			base = m[1]
+			break
+		}
+	}
+	if base == "" {
+		t.Fatal("no metrics address on stderr")
+	}
+	fams := scrape(t, base)
+	go io.Copy(io.Discard, stderrR)
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	ws := rankMonitorLines(t, stdout.String())
+	last := ws[len(ws)-1]
+	want := map[string]float64{}
+	for _, c := range last.Top {
+		want[c.Name] = *c.DiME
+	}
+	for _, c := range last.Changes {
+		want[c.Name] = *c.DiME
+	}
+	f, ok := fams["dime_rank_dime_nats"]
+	if !ok || len(f.Metric) != len(want) || len(want) > 4 {
+		t.Fatalf("dime_rank_dime_nats: %d series, want %d (top 2 and changed)", len(f.GetMetric()), len(want))
+	}
+	for _, m := range f.Metric {
+		var cand string
+		for _, l := range m.Label {
+			if l.GetName() == "candidate" {
+				cand = l.GetValue()
+			}
+		}
+		if v, ok := want[cand]; !ok || v != m.GetGauge().GetValue() {
+			t.Errorf("candidate %q: %v, want %v (%v)", cand, m.GetGauge().GetValue(), v, ok)
+		}
+	}
+	if _, ok := fams["dime_dime_nats"]; ok {
+		t.Error("dime_dime_nats (one pair's) exported by a ranking")
 	}
 }

@@ -190,6 +190,7 @@ type Metrics struct {
 	rank *rankGauges
 
 	all, baseAll []prometheus.Collector
+	labels       prometheus.Labels // the constant labels x and y
 }
 
 // New returns the metrics of a monitor of the views with the given labels.
@@ -212,6 +213,7 @@ func newMetrics(l Labels, window []gauge) *Metrics {
 	}
 	m := &Metrics{
 		now:     time.Now,
+		labels:  labels,
 		window:  newGauges(window, newGauge),
 		lastEnd: newGauge("last_window_end_timestamp_seconds", "Wall-clock time at which the last window closed, seconds since the Unix epoch (NaN before the first)."),
 		rows:    counter("rows_total", "Rows monitored."),

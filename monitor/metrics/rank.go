@@ -71,7 +71,7 @@ func NewRank(l Labels, plan rank.Plan, top int) *Metrics {
 		top = monitor.DefaultRankTop
 	}
 	m := newMetrics(l, positionGauges)
-	labels := prometheus.Labels{"x": boundLabel(l.X), "y": boundLabel(l.Y)}
+	labels := m.labels
 	g := &rankGauges{plan: plan, top: top, labelled: map[string]bool{}}
 	for _, s := range rankGaugeSpecs {
 		g.vecs = append(g.vecs, prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: s.name, Help: s.help, ConstLabels: labels}, []string{"candidate"}))
