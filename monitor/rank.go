@@ -36,9 +36,12 @@ type Ranking struct {
 	// state, estimated with Config's settings); nil makes the first window
 	// with at least 2 rows the baseline of the windows after it.
 	Baseline []rank.PairResult
-	// ChangeP: a candidate has changed when the p-value of the change of
-	// its DiME from the baseline's falls below it (default
-	// DefaultRankChangeP).
+	// ChangeP: a candidate has changed when the Benjamini–Hochberg
+	// q-value of the change of its DiME from the baseline's, over the
+	// window's candidates, falls below it (default DefaultRankChangeP): the
+	// expected share of false changes among the changed candidates of a
+	// window is at most ChangeP, and a window where nothing changed flags
+	// a candidate with probability at most ChangeP.
 	ChangeP float64
 }
 
@@ -53,12 +56,15 @@ type Ranked struct {
 	// freedom (rounded down) and PValue 2·P(T_DF > |Difference/StdErr|).
 	// Nil for the baseline window itself and windows of fewer than 2 rows.
 	Changes []*Change
+	// ChangeQ are the Benjamini–Hochberg q-values of the changes'
+	// p-values over the pairs (rank.QValues), in the plan's order.
+	ChangeQ []float64
 	// Baseline is the index of the baseline window, −1 for
 	// Ranking.Baseline; IsBaseline marks the baseline window itself.
 	Baseline   int
 	IsBaseline bool
 	// Top are the first Top pairs by rank (indices into Pairs); Changed
-	// the pairs whose change p-value is below Ranking.ChangeP, smallest
+	// the pairs whose change q-value is below Ranking.ChangeP, smallest
 	// p-value first; Entered the pairs of Top not in the baseline's top
 	// (by rank), Left the baseline's top pairs not in Top (by baseline
 	// rank).
@@ -146,9 +152,14 @@ func (r *ranker) window(w *Window) error {
 		return nil
 	}
 	out.Changes = make([]*Change, len(res))
+	p := make([]float64, len(res))
 	for i := range res {
 		out.Changes[i] = pairChange(res[i], r.base[i])
-		if out.Changes[i].PValue < r.cfg.ChangeP {
+		p[i] = out.Changes[i].PValue
+	}
+	out.ChangeQ = rank.QValues(p)
+	for i, q := range out.ChangeQ {
+		if q < r.cfg.ChangeP {
 			out.Changed = append(out.Changed, i)
 		}
 	}
@@ -172,8 +183,8 @@ func (r *ranker) window(w *Window) error {
 			break
 		}
 		c := out.Changes[i]
-		w.AlertReasons = append(w.AlertReasons, fmt.Sprintf("%s: DiME changed from the baseline's %.4g by %+.4g ± %.2g (change p-value %.3g below %g)",
-			r.cfg.Layout.Plan.Views[res[i].X].Name, c.BaselineDiME, c.Difference, c.StdErr, c.PValue, r.cfg.ChangeP))
+		w.AlertReasons = append(w.AlertReasons, fmt.Sprintf("%s: DiME changed from the baseline's %.4g by %+.4g ± %.2g (change p-value %.3g, q-value %.3g below %g)",
+			r.cfg.Layout.Plan.Views[res[i].X].Name, c.BaselineDiME, c.Difference, c.StdErr, c.PValue, out.ChangeQ[i], r.cfg.ChangeP))
 	}
 	return nil
 }

@@ -42,13 +42,13 @@ func addScreen(t *testing.T, m *Monitor, s *synth.Screen, c, n int) {
 
 // TestRankMonitorFindsTheSwitch: on a screening stream of 20 candidates
 // (six dependent on y, held-out seeds) where the third-strongest dependent
-// candidate is independent of y for the first 8,000 rows and dependent
+// candidate is independent of y for the first 6,000 rows and dependent
 // after, a ranking monitor of 1,000-row windows at D = 32 (the first window
 // the baseline, top 5) reports it changed and in the top in every window
 // after the switch, entering the top with one leaving it, and flags the
 // candidates whose dependence does not change rarely.
 func TestRankMonitorFindsTheSwitch(t *testing.T) {
-	const c, window, windows = 20, 1000, 16
+	const c, window, windows = 20, 1000, 12
 	falseFlags, tests := 0, 0
 	for _, seed := range []uint64{31, 32} {
 		s, err := synth.NewScreen(c, seed)

@@ -122,7 +122,7 @@ func runMonitor(e *env, args []string) error {
 	mf.baselinePath = fs.String("baseline", "", "compare each window with this reference state (from score --save-state; with --rank-y from rank --save-state): its estimator settings are used")
 	mf.blocks = fs.Int("baseline-blocks", monitor.DefaultBaselineBlocks, "with --baseline: blocks per window for the jackknife of the change test (memory: one estimator each)")
 	mf.changeP = &threshold{}
-	fs.Var(mf.changeP, "alert-change-p", fmt.Sprintf("with --baseline: alert when the p-value of a change from the baseline falls below this value (e.g. 0.01); with --rank-y: a candidate changed when its change p-value falls below it (default %g)", monitor.DefaultRankChangeP))
+	fs.Var(mf.changeP, "alert-change-p", fmt.Sprintf("with --baseline: alert when the p-value of a change from the baseline falls below this value (e.g. 0.01); with --rank-y: a candidate changed when the Benjamini-Hochberg q-value of its change over the window's candidates falls below it (default %g)", monitor.DefaultRankChangeP))
 	mf.failIf = newGate(fs, windowLine{}, rankWindowLine{})
 	mf.save = fs.String("save-state", "", "on exit, save the state of the last window (its settings, scales and bandwidths; a restart given it with --like estimates on the same feature maps)")
 	mf.failFast = fs.Bool("fail-fast", false, "with --fail-if: stop at the first window that meets the gate (exit 3 at once) instead of at the end of the input")

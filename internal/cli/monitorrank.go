@@ -23,6 +23,7 @@ type rankCandidateLine struct {
 	ChangeStdErr *number `json:"dime_change_stderr,omitempty"`
 	ChangeDF     *int    `json:"change_df,omitempty"`
 	ChangePValue *number `json:"change_p_value,omitempty"`
+	ChangeQValue *number `json:"change_q_value,omitempty"`
 	Changed      bool    `json:"changed"`
 }
 
@@ -75,7 +76,8 @@ func (rw *rankWindowWriter) candidate(r *monitor.Ranked, i int) rankCandidateLin
 	if r.Changes != nil {
 		ch := r.Changes[i]
 		b, d, se, p, df := number(ch.BaselineDiME), number(ch.Difference), number(ch.StdErr), number(ch.PValue), ch.DF
-		c.BaselineDiME, c.Change, c.ChangeStdErr, c.ChangePValue, c.ChangeDF = &b, &d, &se, &p, &df
+		q := number(r.ChangeQ[i])
+		c.BaselineDiME, c.Change, c.ChangeStdErr, c.ChangePValue, c.ChangeQValue, c.ChangeDF = &b, &d, &se, &p, &q, &df
 	}
 	for _, j := range r.Changed {
 		c.Changed = c.Changed || j == i
@@ -136,7 +138,7 @@ func (rw *rankWindowWriter) write(w monitor.Window) (any, error) {
 	}
 	b.WriteString("\n")
 	if w.Ranking.Pairs != nil {
-		fmt.Fprintf(&b, "  %4s  %-24s  %10s  %9s  %10s  %9s  %9s  %10s  %9s  %s\n", "rank", "candidate", "DiME", "± se", "normalized", "p-value", "q-value", "change", "change p", "changed")
+		fmt.Fprintf(&b, "  %4s  %-24s  %10s  %9s  %10s  %9s  %9s  %10s  %9s  %s\n", "rank", "candidate", "DiME", "± se", "normalized", "p-value", "q-value", "change", "change q", "changed")
 		extra := []rankCandidateLine{}
 		for _, c := range l.Changes {
 			if c.Rank > len(l.Top) {
@@ -146,7 +148,7 @@ func (rw *rankWindowWriter) write(w monitor.Window) (any, error) {
 		for _, c := range append(l.Top, extra...) {
 			change, cp, mark := "n/a", "n/a", "-"
 			if c.Change != nil {
-				change, cp = fmt.Sprintf("%+.6f", float64(*c.Change)), fmtPValue(*c.ChangePValue)
+				change, cp = fmt.Sprintf("%+.6f", float64(*c.Change)), fmtPValue(*c.ChangeQValue)
 			}
 			if c.Changed {
 				mark = "CHANGED"

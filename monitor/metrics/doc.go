@@ -43,7 +43,8 @@
 // labelled candidate (the view's name): dime_rank_dime_nats,
 // dime_rank_dime_stderr_nats, dime_rank_dime_normalized, dime_rank_p_value,
 // dime_rank_q_value, dime_rank_position (1 the largest DiME),
-// dime_rank_dime_change_nats, dime_rank_change_p_value and dime_rank_changed
+// dime_rank_dime_change_nats, dime_rank_change_p_value,
+// dime_rank_change_q_value and dime_rank_changed
 // (0 or 1), only for the current top K and at most K more of the changed
 // candidates: the series of a candidate that leaves that set are deleted,
 // so each has at most 2K series whatever the number of candidates or

@@ -39,6 +39,12 @@ var rankGaugeSpecs = []rankGauge{
 	{"rank_position", "Rank of the candidate by DiME (1 the largest), last closed window.", func(r *monitor.Ranked, i int) float64 { return float64(r.Pairs[i].Rank) }},
 	{"rank_dime_change_nats", "DiME of the candidate minus its baseline's, last closed window (NaN in the baseline window).", changeOf(func(c *monitor.Change) float64 { return c.Difference })},
 	{"rank_change_p_value", "p-value of the test that the candidate's DiME changed from the baseline's, last closed window.", changeOf(func(c *monitor.Change) float64 { return c.PValue })},
+	{"rank_change_q_value", "Benjamini-Hochberg q-value of rank_change_p_value over all candidates, last closed window.", func(r *monitor.Ranked, i int) float64 {
+		if r.ChangeQ == nil {
+			return math.NaN()
+		}
+		return r.ChangeQ[i]
+	}},
 	{"rank_changed", "1 if the candidate's DiME changed from the baseline's in the last closed window, else 0.", func(r *monitor.Ranked, i int) float64 {
 		if slices.Contains(r.Changed, i) {
 			return 1
