@@ -3,6 +3,7 @@ package monitor
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/dime-project/dime/rank"
 	"github.com/dime-project/dime/stream"
@@ -107,5 +108,57 @@ func TestRankMonitorFindsTheSwitch(t *testing.T) {
 	t.Logf("candidates whose dependence did not change flagged in %d of %d window-candidates (%.2f%%)", falseFlags, tests, 100*float64(falseFlags)/float64(tests))
 	if float64(falseFlags) > 0.03*float64(tests) {
 		t.Errorf("%d of %d unchanged window-candidates flagged, want at most 3%%", falseFlags, tests)
+	}
+}
+
+// TestRankMonitorTimeWindows: time windows of 1,000 s over rows one second
+// apart rank exactly as row windows of 1,000 rows.
+func TestRankMonitorTimeWindows(t *testing.T) {
+	const c, n = 8, 3000
+	s, err := synth.NewScreen(c, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := make([]float64, n*(1+c))
+	s.Fill(table)
+	x, y, times := make([]float64, 0, n*c), make([]float64, 0, n), make([]int64, n)
+	for i := range n {
+		row := table[i*(1+c) : (i+1)*(1+c)]
+		y, x = append(y, row[0]), append(x, row[1:]...)
+		times[i] = int64(i) * int64(time.Second)
+	}
+	sc := stream.DefaultConfig()
+	sc.Features = 16
+	var byRows, byTime []Window
+	for _, run := range []struct {
+		cfg Config
+		out *[]Window
+		t   []int64
+	}{{Config{WindowRows: 1000}, &byRows, nil}, {Config{Window: 1000 * time.Second}, &byTime, times}} {
+		run.cfg.Rank = &Ranking{Layout: screenLayout(t, s), Config: rank.Config{Stream: sc}, Top: 3}
+		m, err := New(c, 1, run.cfg, func(w Window) error { *run.out = append(*run.out, w); return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Add(x, y, run.t, n); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(byRows) != 3 || len(byTime) != 3 {
+		t.Fatalf("%d and %d windows, want 3", len(byRows), len(byTime))
+	}
+	for k := range byRows {
+		a, b := byRows[k].Ranking, byTime[k].Ranking
+		if byTime[k].StartTime.IsZero() || !slices.Equal(a.Top, b.Top) || !slices.Equal(a.Changed, b.Changed) {
+			t.Errorf("window %d: top %v and %v, changed %v and %v", k, a.Top, b.Top, a.Changed, b.Changed)
+		}
+		for i := range a.Pairs {
+			if a.Pairs[i].DiME != b.Pairs[i].DiME || a.Pairs[i].QValue != b.Pairs[i].QValue {
+				t.Errorf("window %d, pair %d: DiME %v and %v", k, i, a.Pairs[i].DiME, b.Pairs[i].DiME)
+			}
+		}
 	}
 }
