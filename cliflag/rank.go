@@ -58,7 +58,45 @@ func (e *Estimator) RegisterMulti(fs *flag.FlagSet, groups *Groups, features int
 	if fl := fs.Lookup("features"); fl != nil {
 		fl.DefValue = strconv.Itoa(features)
 	}
-	fs.Var(groups, "group", "a named group of columns scored as one view, name=a,b,c (names, globs or slices; repeat for more groups)")
+	fs.Var(groups, "group", groupUsage)
+}
+
+// groupUsage is the usage of --group.
+const groupUsage = "a named group of columns scored as one view, name=a,b,c (names, globs or slices; repeat for more groups)"
+
+// MonitorRank holds the flags of a monitor of many pairs (dime monitor
+// --rank-y): the target, --group and --top.
+type MonitorRank struct {
+	Target string
+	Groups Groups
+	Top    int
+}
+
+// Register adds --rank-y, --group and --top (default top).
+func (r *MonitorRank) Register(fs *flag.FlagSet, top int) {
+	fs.StringVar(&r.Target, "rank-y", "", "monitor many pairs: rank every --x column (each one candidate) and --group against this target in every window, and report the top --top and the candidates that changed from the baseline")
+	fs.Var(&r.Groups, "group", "with --rank-y: "+groupUsage)
+	fs.IntVar(&r.Top, "top", top, "with --rank-y: the candidates reported per window by rank, and labelled in the metrics with at most as many changed ones")
+}
+
+// Selectors checks the flags of a monitor of many pairs and returns the
+// target's selectors (--rank-y) and the candidates' (--x, optional with
+// --group).
+func (r *MonitorRank) Selectors(e *Estimator) (target, candidates []string, err error) {
+	if r.Top < 1 {
+		return nil, nil, vocab.Errorf("--top %d: want 1 or more", r.Top)
+	}
+	if strings.TrimSpace(e.Y) != "" {
+		return nil, nil, vocab.Errorf("--rank-y with --y: --rank-y is the target of every pair; drop --y")
+	}
+	if target, err = Columns("rank-y", r.Target); err != nil {
+		return nil, nil, err
+	}
+	if candidates, err = e.Multi("x", e.X, r.Groups,
+		"--rank-y needs candidates: --x 'pattern,...' (each column one candidate) or --group name=a,b,c"); err != nil {
+		return nil, nil, err
+	}
+	return target, candidates, nil
 }
 
 // Register adds --group (RegisterMulti), --top and --csv.

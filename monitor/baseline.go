@@ -174,7 +174,13 @@ func (b *baseline) change(est *stream.Estimator, dime float64, rows int64) (*Cha
 	c.DF = k - 1
 	if c.StdErr > 0 {
 		c.T = c.Difference / c.StdErr
-		c.PValue = math.Min(1, 2*distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(c.DF)}.Survival(math.Abs(c.T)))
+		c.PValue = studentP(c.T, c.DF)
 	}
 	return c, nil
+}
+
+// studentP returns the two-sided p-value of t under Student's t with df
+// degrees of freedom.
+func studentP(t float64, df int) float64 {
+	return math.Min(1, 2*distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Survival(math.Abs(t)))
 }

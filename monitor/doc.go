@@ -105,4 +105,21 @@
 // shuffle scopes: a window's permutations pair rows within its blocks, so
 // its numbers differ slightly (other pairings) from those of a monitor
 // without a baseline. Not with exponential decay.
+//
+// # Many pairs
+//
+// With Config.Rank the windows (by rows or time) rank many candidates
+// against one target instead: each window's rows go to one
+// rank.Accumulator (package rank: one pass, feature maps shared), whose
+// scales and bandwidths are chosen on the first window and kept, and
+// Window.Ranking carries every pair's estimate, the top K, and the
+// comparison with a baseline ranking (the first window, or
+// Ranking.Baseline). A candidate has changed when
+//
+//	t = (D − D_b)/√(se² + se_b²),  p = 2·P(T_ν > |t|)
+//
+// (ν Welch–Satterthwaite's, from the two jackknifes' degrees of freedom)
+// has a Benjamini–Hochberg q-value over the window's candidates below
+// Ranking.ChangeP; the window then alerts. The jackknife blocks of a
+// Baseline are not used: each pair's standard error is its own jackknife's.
 package monitor

@@ -73,6 +73,13 @@ type Config struct {
 	// AlertChangeP alerts when the p-value of the change from the baseline
 	// falls below it.
 	AlertChangeP *float64
+
+	// Rank, if not nil, monitors many pairs instead of one: every window
+	// is ranked by a rank.Accumulator (Window.Ranking) and compared with
+	// Rank's baseline, and a window alerts when a candidate changed. Of
+	// Config.Stream nothing counts; not with HalfLife, Baseline or the
+	// thresholds of one pair (AlertAbove, AlertBelow, AlertP).
+	Rank *Ranking
 }
 
 // Threshold returns a pointer to v, to set an alert threshold.
@@ -97,7 +104,10 @@ type Window struct {
 	Partial            bool      // closed by the end of the input, not by its boundary
 	Result             stream.Result
 	// Change compares the window with Config.Baseline; nil without one.
-	Change       *Change
+	Change *Change
+	// Ranking is the window's ranking of many pairs (Config.Rank; nil
+	// without); Result is then empty but for SkippedRows.
+	Ranking      *Ranked
 	Alert        bool
 	AlertReasons []string
 }
@@ -107,7 +117,9 @@ type Window struct {
 type Monitor struct {
 	cfg        Config
 	kind       kind
-	est        *stream.Estimator // the window's rows (with a baseline: merged from the blocks)
+	est        *stream.Estimator // the window's rows (with a baseline: merged from the blocks); nil with rk
+	rk         *ranker           // with Config.Rank: the window's pairs
+	dimX, dimY int
 	emit       func(Window) error
 	base       *baseline // nil without a baseline
 	blockStart int64     // first row of the current block (baseline, row windows)
@@ -126,7 +138,7 @@ type Monitor struct {
 
 // New returns a monitor of views with dimX and dimY columns.
 func New(dimX, dimY int, cfg Config, emit func(Window) error) (*Monitor, error) {
-	m := &Monitor{cfg: cfg, emit: emit}
+	m := &Monitor{cfg: cfg, emit: emit, dimX: dimX, dimY: dimY}
 	switch {
 	case emit == nil:
 		return nil, fmt.Errorf("%w: no emit function", ErrConfig)
@@ -160,6 +172,17 @@ func New(dimX, dimY int, cfg Config, emit func(Window) error) (*Monitor, error) 
 			return nil, fmt.Errorf("%w: p-value threshold %v (want between 0 and 1)", ErrConfig, *p)
 		}
 	}
+	if cfg.Rank != nil {
+		if m.kind == byDecay || cfg.Baseline != nil || cfg.AlertAbove != nil || cfg.AlertBelow != nil || cfg.AlertP != nil || cfg.AlertChangeP != nil {
+			return nil, fmt.Errorf("%w: a ranking of many pairs takes row or time windows, its own baseline and no thresholds of one pair", ErrConfig)
+		}
+		rk, err := newRanker(*cfg.Rank, dimX, dimY)
+		if err != nil {
+			return nil, err
+		}
+		m.rk = rk
+		return m, nil
+	}
 	scfg := cfg.Stream
 	switch {
 	case cfg.Baseline == nil && cfg.AlertChangeP != nil:
@@ -187,10 +210,15 @@ func New(dimX, dimY int, cfg Config, emit func(Window) error) (*Monitor, error) 
 	return m, nil
 }
 
-// target is the estimator rows are added to: the window's, or with a
-// baseline the current block's.
-func (m *Monitor) target() *stream.Estimator {
+// target is the estimator rows are added to: the window's, with a
+// baseline the current block's, with a ranking the window's accumulator.
+func (m *Monitor) target() interface {
+	Add(x, y []float64, rows int) error
+} {
 	m.fresh()
+	if m.rk != nil {
+		return m.rk
+	}
 	if m.base != nil {
 		return m.base.target()
 	}
@@ -200,10 +228,13 @@ func (m *Monitor) target() *stream.Estimator {
 // fresh resets the estimator of the last closed window before it takes
 // the next window's rows.
 func (m *Monitor) fresh() {
-	if m.stale {
+	switch {
+	case m.stale && m.rk != nil:
+		m.rk.reset()
+	case m.stale:
 		m.est.Reset()
-		m.stale = false
 	}
+	m.stale = false
 }
 
 // WriteState writes the state of the last closed window's estimator (with
@@ -214,6 +245,8 @@ func (m *Monitor) fresh() {
 // baseline, whose settings the windows take already.
 func (m *Monitor) WriteState(w io.Writer) error {
 	switch {
+	case m.rk != nil:
+		return fmt.Errorf("%w: no window state of a ranking", ErrConfig)
 	case m.base != nil:
 		return fmt.Errorf("%w: no window state with a baseline (the baseline holds the settings)", ErrConfig)
 	case m.index == 0:
@@ -233,7 +266,7 @@ func (m *Monitor) NeedsTimes() bool { return m.kind == byTime }
 // windows emitted so far stand and the current one keeps the rows before
 // the error.
 func (m *Monitor) Add(x, y []float64, times []int64, rows int) error {
-	dx, dy := m.est.Dims()
+	dx, dy := m.dimX, m.dimY
 	if rows < 0 || len(x) != rows*dx || len(y) != rows*dy {
 		return fmt.Errorf("%w: block of %d rows has %d X and %d Y values", stream.ErrInvalidInput, rows, len(x), len(y))
 	}
@@ -269,7 +302,7 @@ func (m *Monitor) Add(x, y []float64, times []int64, rows int) error {
 // addTimed adds rows to time windows, closing a window when a row of a later
 // bucket arrives.
 func (m *Monitor) addTimed(x, y []float64, times []int64, rows int) error {
-	dx, dy := m.est.Dims()
+	dx, dy := m.dimX, m.dimY
 	w := int64(m.cfg.Window)
 	run := 0 // rows of the current bucket not yet added, ending at i
 	flush := func(end int) error {
@@ -311,9 +344,7 @@ func (m *Monitor) addTimed(x, y []float64, times []int64, rows int) error {
 			if !m.cfg.SkipLate {
 				return &LateError{Row: m.row, Time: time.Unix(0, t).UTC(), WindowStart: m.bucketStart()}
 			}
-			m.skipped++
-			m.fresh()
-			m.est.Skip(1)
+			m.Skip(1)
 			continue
 		}
 		run++
@@ -353,7 +384,9 @@ func (m *Monitor) bucketStart() time.Time {
 func (m *Monitor) Skip(n int64) {
 	m.fresh()
 	m.skipped += n
-	m.est.Skip(n)
+	if m.est != nil {
+		m.est.Skip(n)
+	}
 }
 
 // Close emits the current window, if it has rows or skipped rows, as a
@@ -373,18 +406,25 @@ func (m *Monitor) close(partial bool) error {
 		win.StartTime = m.bucketStart()
 		win.EndTime = win.StartTime.Add(m.cfg.Window)
 	}
-	if m.base != nil {
+	switch {
+	case m.rk != nil:
+		if err := m.rk.window(&win); err != nil {
+			return err
+		}
+	case m.base != nil:
 		if _, err := m.base.window(m.est); err != nil {
 			return err
 		}
 	}
-	if m.est.Rows() >= 2 {
+	switch {
+	case m.rk != nil:
+	case m.est.Rows() >= 2:
 		r, err := m.est.Result()
 		if err != nil {
 			return err
 		}
 		win.Result = r
-	} else {
+	default:
 		win.Result = m.est.NaNResult()
 	}
 	win.Result.SkippedRows = m.skipped

@@ -67,12 +67,17 @@ func RankOf(acc *rank.Accumulator, results []rank.PairResult, input string) Rank
 	sorted := slices.Clone(results)
 	slices.SortStableFunc(sorted, func(a, b rank.PairResult) int { return a.Rank - b.Rank })
 	for _, r := range sorted {
-		v := plan.Views[r.X]
-		o.Candidates = append(o.Candidates, RankCandidate{Rank: r.Rank, Name: v.Name, Columns: v.Columns, DiME: Number(r.DiME), DiMEStdErr: Number(r.DiMEStdErr),
-			DiMENormalized: Number(r.DiMENormalized), PValue: Number(r.PValue), QValue: Number(r.QValue), DiMEAnalytic: Number(r.DiMEAnalytic),
-			MI: Number(r.MutualInformation), SigmaX: Number(r.SigmaX)})
+		o.Candidates = append(o.Candidates, RankCandidateOf(plan, r))
 	}
 	return o
+}
+
+// RankCandidateOf returns the candidate of a pair of a ranking's plan.
+func RankCandidateOf(plan rank.Plan, r rank.PairResult) RankCandidate {
+	v := plan.Views[r.X]
+	return RankCandidate{Rank: r.Rank, Name: v.Name, Columns: v.Columns, DiME: Number(r.DiME), DiMEStdErr: Number(r.DiMEStdErr),
+		DiMENormalized: Number(r.DiMENormalized), PValue: Number(r.PValue), QValue: Number(r.QValue), DiMEAnalytic: Number(r.DiMEAnalytic),
+		MI: Number(r.MutualInformation), SigmaX: Number(r.SigmaX)}
 }
 
 // Top keeps the first k candidates (all for k ≤ 0); Count still counts

@@ -28,6 +28,18 @@ type Screen struct {
 	rng        *rand.Rand
 	candidates int
 	dep        [6]int // column (0-based candidate index) of dependent k
+	filled     int64  // rows written by Fill
+	late       int    // dependent k that SwitchOn delays, −1
+	lateRows   int64  // rows before it depends on y
+}
+
+// SwitchOn makes dependent candidate k (0 … 5, ScreenDependent order)
+// independent of y in the first rows rows that Fill writes: there it is
+// drawn as from another row's z (an independent z′ ~ N(0, 1)), with the
+// same distribution; from row rows on it depends on y as usual. A stream
+// whose dependence switches on, for monitors.
+func (s *Screen) SwitchOn(k int, rows int64) {
+	s.late, s.lateRows = k, rows
 }
 
 // ScreenShapes names the dependent candidates' shapes, strongest first.
@@ -42,7 +54,7 @@ func NewScreen(candidates int, seed uint64) (*Screen, error) {
 	if candidates < 6 {
 		return nil, fmt.Errorf("synth: a screening table needs at least 6 candidates, got %d", candidates)
 	}
-	s := &Screen{rng: rand.New(rand.NewPCG(seed, randstream.Synth+2)), candidates: candidates}
+	s := &Screen{rng: rand.New(rand.NewPCG(seed, randstream.Synth+2)), candidates: candidates, late: -1}
 	perm := rand.New(rand.NewPCG(seed, randstream.Synth+3)).Perm(candidates)
 	copy(s.dep[:], perm[:6])
 	return s, nil
@@ -120,7 +132,11 @@ func (s *Screen) Fill(table []float64) int {
 		for j := range s.candidates {
 			var v float64
 			if k, ok := depOf[j]; ok {
-				g := (screenShape(k, z) - screenMoments[k][0]) / screenMoments[k][1]
+				zk := z
+				if k == s.late && s.filled+int64(i) < s.lateRows {
+					zk = r.NormFloat64()
+				}
+				g := (screenShape(k, zk) - screenMoments[k][0]) / screenMoments[k][1]
 				v = math.Sqrt(screenShare[k])*g + math.Sqrt(1-screenShare[k])*r.NormFloat64()
 			} else {
 				switch j % 4 {
@@ -137,5 +153,6 @@ func (s *Screen) Fill(table []float64) int {
 			row[1+j] = v*math.Pow(10, float64(j%7-3)) + 100*float64(j%5)
 		}
 	}
+	s.filled += int64(rows)
 	return rows
 }

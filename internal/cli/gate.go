@@ -54,9 +54,16 @@ type gate struct {
 }
 
 // newGate registers --fail-if on fs for the JSON fields of v's type (a
-// struct, or a pointer to one, with json tags).
-func newGate(fs *flagSet, v any) *gate {
+// struct, or a pointer to one, with json tags), and of more's types (a
+// command whose output depends on its flags: only checks the conditions
+// against the output chosen).
+func newGate(fs *flagSet, v any, more ...any) *gate {
 	g := &gate{fields: numericFields(reflect.TypeOf(v))}
+	for _, m := range more {
+		g.fields = append(g.fields, numericFields(reflect.TypeOf(m))...)
+	}
+	slices.Sort(g.fields)
+	g.fields = slices.Compact(g.fields)
 	fs.Var(g, "fail-if", "exit with status 3 (the result still printed) if the result meets `EXPR`, FIELD OP NUMBER: OP one of < <= > >=, FIELD a numeric field of the JSON (e.g. 'p_value < 0.01'); several, comma-separated or repeated: any")
 	return g
 }
@@ -110,6 +117,18 @@ func parseCondition(s string, fields []string) (condition, error) {
 	}
 	c.value = v
 	return c, nil
+}
+
+// only refuses, as a usage error, the conditions on fields that v's JSON
+// (the output of the run, what) does not have.
+func (g *gate) only(v any, what string) error {
+	fields := numericFields(reflect.TypeOf(v))
+	for _, c := range g.conds {
+		if !slices.Contains(fields, c.field) {
+			return usagef("--fail-if %s: %s has no field %q (numeric fields: %s)", c, what, c.field, strings.Join(fields, ", "))
+		}
+	}
+	return nil
 }
 
 // set reports whether --fail-if was given.

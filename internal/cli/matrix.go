@@ -135,7 +135,7 @@ func runMatrix(e *env, args []string) error {
 		}
 	}
 	var lay rank.Layout
-	probe := m.probe(e, inputs)
+	probe := m.in.probe(e, inputs)
 	var first []string
 	if len(sel) > 0 {
 		first = sel[:1]

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/dime-project/dime/monitor/metrics"
+	"github.com/dime-project/dime/rank"
 	"github.com/dime-project/dime/synth"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -47,8 +48,9 @@ func prometheusTool(t *testing.T, name string) string {
 // exportedNames returns the names of the metrics the exporter describes.
 func exportedNames(t *testing.T) map[string]bool {
 	t.Helper()
-	ch := make(chan *prometheus.Desc, 64)
+	ch := make(chan *prometheus.Desc, 256)
 	metrics.New(metrics.Labels{X: "a", Y: "b"}).Describe(ch)
+	metrics.NewRank(metrics.Labels{X: "a", Y: "b"}, rank.Plan{}, 1).Describe(ch)
 	close(ch)
 	re := regexp.MustCompile(`fqName: "([a-z_]+)"`)
 	names := map[string]bool{}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dime-project/dime/cliflag"
 	"github.com/dime-project/dime/columns"
 	"github.com/dime-project/dime/decode"
 	"github.com/dime-project/dime/monitor"
@@ -59,8 +60,26 @@ const monitorFeatures = 128
 // of the jackknife at twice the rows of the features at 2,000 rows.
 const monitorGroups = 4
 
+// windowFlags are the flags of dime monitor's windows, metrics and gate,
+// shared by a monitor of one pair and one of many (--rank-y).
+type windowFlags struct {
+	windowRows         *int64
+	timeCol, timeUnit  *string
+	window             *time.Duration
+	halfLife           *float64
+	listen             *string
+	serveAfter         *time.Duration
+	failIf             *gate
+	failFast           *bool
+	rank               cliflag.MonitorRank
+	above, below, pthr *threshold
+	changeP            *threshold
+	baselinePath, save *string
+	blocks             *int
+}
+
 func runMonitor(e *env, args []string) error {
-	fs := newFlagSet(e, "monitor", "INPUT...|-|'kafka://HOST:PORT/TOPIC?group=G&format=json|arrow' --x COLS --y COLS (--window-rows N | --time-col COL --window DUR | --half-life N) [flags]")
+	fs := newFlagSet(e, "monitor", "INPUT...|-|'kafka://HOST:PORT/TOPIC?group=G&format=json|arrow' (--x COLS --y COLS | --rank-y TARGET --x 'PATTERN,...') (--window-rows N | --time-col COL --window DUR | --half-life N) [flags]")
 	var ef estimatorFlags
 	ef.register(fs)
 	ef.registerRFF(fs)
@@ -78,40 +97,51 @@ func runMonitor(e *env, args []string) error {
 	ef.Groups = monitorGroups
 	if fl := fs.Lookup("groups"); fl != nil {
 		fl.DefValue = strconv.Itoa(monitorGroups)
-		fl.Usage += " (monitor's default: 4, score's 7; a --baseline's or --like's settings take precedence)"
+		fl.Usage += " (monitor's default: 4, score's 7, with --rank-y 7; a --baseline's or --like's settings take precedence)"
 	}
 	if fl := fs.Lookup("features"); fl != nil {
 		fl.DefValue = strconv.Itoa(monitorFeatures)
-		fl.Usage += " (monitor's default: 128, score's 256; a --baseline's or --like's settings take precedence)"
+		fl.Usage += fmt.Sprintf(" (monitor's default: 128, score's 256, with --rank-y %d; a --baseline's or --like's settings take precedence)", defaultRankFeatures)
 	}
 	var in inputFlags
 	in.register(fs)
 	in.showListing(e, &ef.progress)
 	in.workers = 1 // as for score: the estimator is the bottleneck
-	windowRows := fs.Int64("window-rows", 0, "tumbling windows of N rows (with --half-life: rows between reports, default the half-life)")
-	timeCol := fs.String("time-col", "", "time column (Arrow timestamp, or int64 epoch in --time-unit) for --window")
-	timeUnit := fs.String("time-unit", "s", "unit of an int64 time column: s, ms, us or ns")
-	window := fs.Duration("window", 0, "tumbling windows of this duration (e.g. 5m), by --time-col")
-	halfLife := fs.Float64("half-life", 0, "exponential decay: a row's weight halves every N rows (a sliding view)")
-	above, below, pthr := &threshold{}, &threshold{}, &threshold{}
-	fs.Var(above, "alert-above", "alert when DiME exceeds this value")
-	fs.Var(below, "alert-below", "alert when DiME falls below this value")
-	fs.Var(pthr, "alert-p", "alert when the p-value of independence falls below this value (e.g. 0.01)")
-	listen := fs.String("listen", "", "serve Prometheus metrics at this address (host:port; a bare :port binds 127.0.0.1)")
-	serveAfter := fs.Duration("serve-after-end", 0, "with --listen: keep serving metrics this long after the input ends (e.g. 5m; SIGINT/SIGTERM stop it)")
-	baselinePath := fs.String("baseline", "", "compare each window with this reference state (from score --save-state): its estimator settings are used")
-	blocks := fs.Int("baseline-blocks", monitor.DefaultBaselineBlocks, "with --baseline: blocks per window for the jackknife of the change test (memory: one estimator each)")
-	changeP := &threshold{}
-	fs.Var(changeP, "alert-change-p", "with --baseline: alert when the p-value of a change from the baseline falls below this value (e.g. 0.01)")
-	failIf := newGate(fs, windowLine{})
-	save := fs.String("save-state", "", "on exit, save the state of the last window (its settings, scales and bandwidths; a restart given it with --like estimates on the same feature maps)")
-	failFast := fs.Bool("fail-fast", false, "with --fail-if: stop at the first window that meets the gate (exit 3 at once) instead of at the end of the input")
+	var mf windowFlags
+	mf.windowRows = fs.Int64("window-rows", 0, "tumbling windows of N rows (with --half-life: rows between reports, default the half-life)")
+	mf.timeCol = fs.String("time-col", "", "time column (Arrow timestamp, or int64 epoch in --time-unit) for --window")
+	mf.timeUnit = fs.String("time-unit", "s", "unit of an int64 time column: s, ms, us or ns")
+	mf.window = fs.Duration("window", 0, "tumbling windows of this duration (e.g. 5m), by --time-col")
+	mf.halfLife = fs.Float64("half-life", 0, "exponential decay: a row's weight halves every N rows (a sliding view)")
+	mf.above, mf.below, mf.pthr = &threshold{}, &threshold{}, &threshold{}
+	fs.Var(mf.above, "alert-above", "alert when DiME exceeds this value")
+	fs.Var(mf.below, "alert-below", "alert when DiME falls below this value")
+	fs.Var(mf.pthr, "alert-p", "alert when the p-value of independence falls below this value (e.g. 0.01)")
+	mf.listen = fs.String("listen", "", "serve Prometheus metrics at this address (host:port; a bare :port binds 127.0.0.1)")
+	mf.serveAfter = fs.Duration("serve-after-end", 0, "with --listen: keep serving metrics this long after the input ends (e.g. 5m; SIGINT/SIGTERM stop it)")
+	mf.baselinePath = fs.String("baseline", "", "compare each window with this reference state (from score --save-state; with --rank-y from rank --save-state): its estimator settings are used")
+	mf.blocks = fs.Int("baseline-blocks", monitor.DefaultBaselineBlocks, "with --baseline: blocks per window for the jackknife of the change test (memory: one estimator each)")
+	mf.changeP = &threshold{}
+	fs.Var(mf.changeP, "alert-change-p", fmt.Sprintf("with --baseline: alert when the p-value of a change from the baseline falls below this value (e.g. 0.01); with --rank-y: a candidate changed when the Benjamini-Hochberg q-value of its change over the window's candidates falls below it (default %g)", monitor.DefaultRankChangeP))
+	mf.failIf = newGate(fs, windowLine{}, rankWindowLine{})
+	mf.save = fs.String("save-state", "", "on exit, save the state of the last window (its settings, scales and bandwidths; a restart given it with --like estimates on the same feature maps)")
+	mf.failFast = fs.Bool("fail-fast", false, "with --fail-if: stop at the first window that meets the gate (exit 3 at once) instead of at the end of the input")
+	mf.rank.Register(fs.FlagSet, monitor.DefaultRankTop)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	inputs, err := datasetArgs("monitor", pos)
 	if err != nil {
+		return err
+	}
+	if fs.given("rank-y") {
+		return runRankMonitor(e, fs, &ef, &in, &mf, inputs)
+	}
+	if fs.given("group") || fs.given("top") {
+		return usagef("--group and --top need --rank-y (a monitor of many pairs)")
+	}
+	if err := mf.failIf.only(windowLine{}, "a monitor of one pair"); err != nil {
 		return err
 	}
 	xcols, ycols, err := ef.views()
@@ -125,73 +155,41 @@ func runMonitor(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if ef.Like != "" && *baselinePath != "" {
+	if ef.Like != "" && *mf.baselinePath != "" {
 		return usagef("--like with --baseline: the windows already take the baseline's settings; drop --like")
 	}
 	if scfg, err = ef.like(scfg, xcols, ycols); err != nil {
 		return err
 	}
-	explicit := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
-	switch {
-	case explicit["window-rows"] && *windowRows <= 0:
-		return usagef("--window-rows %d: want a window of at least 1 row", *windowRows)
-	case explicit["window"] && *window <= 0:
-		return usagef("--window %v: want a positive duration, e.g. 5m", *window)
-	case explicit["half-life"] && !(*halfLife > 0):
-		return usagef("--half-life %v: want a positive number of rows", *halfLife)
+	if err := mf.checkWindows(fs); err != nil {
+		return err
 	}
-	kinds := 0
-	for _, set := range []bool{*windowRows != 0 && *halfLife == 0, *window != 0, *halfLife != 0} {
-		if set {
-			kinds++
-		}
-	}
-	switch {
-	case kinds != 1:
-		return usagef("choose one kind of window: --window-rows N, --time-col COL --window DUR, or --half-life N")
-	case *window != 0 && *timeCol == "":
-		return usagef("--window needs --time-col")
-	case *timeCol != "" && *window == 0:
-		return usagef("--time-col needs --window (e.g. --window 5m)")
-	case *window < 0:
-		return usagef("--window %v: want a positive duration", *window)
-	case *windowRows < 0:
-		return usagef("--window-rows %d: want at least 1", *windowRows)
-	case *halfLife < 0 || math.IsNaN(*halfLife) || math.IsInf(*halfLife, 0):
-		return usagef("--half-life %v: want a positive number of rows", *halfLife)
+	changeP, baselinePath, blocks := mf.changeP, mf.baselinePath, mf.blocks
+	switch pthr := mf.pthr; {
 	case pthr.v != nil && !(*pthr.v > 0 && *pthr.v < 1):
 		return usagef("--alert-p %v: want a value between 0 and 1", *pthr.v)
-	case changeP.v != nil && !(*changeP.v > 0 && *changeP.v < 1):
-		return usagef("--alert-change-p %v: want a value between 0 and 1", *changeP.v)
 	case *baselinePath == "" && (changeP.v != nil || fs.given("baseline-blocks")):
 		return usagef("--alert-change-p and --baseline-blocks need --baseline")
 	case *baselinePath != "" && (*blocks < 2 || *blocks > monitor.MaxBaselineBlocks):
 		return usagef("--baseline-blocks %d: want 2 to %d", *blocks, monitor.MaxBaselineBlocks)
-	case *baselinePath != "" && *halfLife != 0:
+	case *baselinePath != "" && *mf.halfLife != 0:
 		return usagef("--baseline compares tumbling windows (--window-rows or --window), not --half-life")
-	case *serveAfter < 0:
-		return usagef("--serve-after-end %v: want a duration of 0 or more", *serveAfter)
-	case *serveAfter > 0 && *listen == "":
-		return usagef("--serve-after-end needs --listen")
-	case *failFast && !failIf.set():
-		return usagef("--fail-fast needs --fail-if")
-	case *save != "" && *baselinePath != "":
+	case *mf.save != "" && *baselinePath != "":
 		return usagef("--save-state with --baseline: the windows take the baseline's settings; restart with the same --baseline")
 	}
-	saveOut, err := newOutput(e, "--save-state", *save, false, inputs...)
+	saveOut, err := newOutput(e, "--save-state", *mf.save, false, inputs...)
 	if err != nil {
 		return err
 	}
 	if *baselinePath == "" {
 		for _, f := range []string{"baseline_dime", "dime_change", "dime_change_stderr", "change_df", "change_p_value"} {
-			if failIf.uses(f) {
+			if mf.failIf.uses(f) {
 				return usagef("--fail-if %s needs --baseline", f)
 			}
 		}
 	}
-	mcfg := monitor.Config{Stream: scfg, WindowRows: *windowRows, Window: *window, HalfLife: *halfLife,
-		SkipLate: in.SkipInvalid, AlertAbove: above.v, AlertBelow: below.v, AlertP: pthr.v}
+	mcfg := monitor.Config{Stream: scfg, WindowRows: *mf.windowRows, Window: *mf.window, HalfLife: *mf.halfLife,
+		SkipLate: in.SkipInvalid, AlertAbove: mf.above.v, AlertBelow: mf.below.v, AlertP: mf.pthr.v}
 	if *baselinePath != "" {
 		// The windows are estimated as the baseline was: flags that would
 		// choose otherwise are refused rather than ignored.
@@ -211,26 +209,97 @@ func runMonitor(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *timeCol != "" {
-		unit, err := columns.ParseTimeUnit(*timeUnit)
-		if err != nil {
-			return usagef("--time-unit %q: want s, ms, us or ns", *timeUnit)
-		}
-		opts.Columns.TimeColumn, opts.Columns.TimeUnit = *timeCol, unit
+	if err := mf.timeOptions(&opts); err != nil {
+		return err
 	}
+	ww := &windowWriter{w: e.stdout, stderr: e.stderr, json: ef.asJSON, timed: *mf.window != 0, baseline: mcfg.Baseline != nil}
+	warned := false
+	newMetrics := func() *metrics.Metrics {
+		return metrics.New(metrics.Labels{X: strings.Join(xcols, ","), Y: strings.Join(ycols, ",")})
+	}
+	return mf.run(e, inputs, opts, mcfg, saveOut, newMetrics, func(w monitor.Window) (any, error) {
+		if !warned && w.Result.LooksSerial() {
+			warnSerial(e, w.Result)
+			warned = true
+		}
+		return newWindowLine(w), ww.write(w)
+	})
+}
 
+// checkWindows checks the flags of the windows, the metrics and the gate.
+func (mf *windowFlags) checkWindows(fs *flagSet) error {
+	explicit := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	windowRows, window, halfLife := mf.windowRows, mf.window, mf.halfLife
+	switch {
+	case explicit["window-rows"] && *windowRows <= 0:
+		return usagef("--window-rows %d: want a window of at least 1 row", *windowRows)
+	case explicit["window"] && *window <= 0:
+		return usagef("--window %v: want a positive duration, e.g. 5m", *window)
+	case explicit["half-life"] && !(*halfLife > 0):
+		return usagef("--half-life %v: want a positive number of rows", *halfLife)
+	}
+	kinds := 0
+	for _, set := range []bool{*windowRows != 0 && *halfLife == 0, *window != 0, *halfLife != 0} {
+		if set {
+			kinds++
+		}
+	}
+	switch changeP := mf.changeP; {
+	case kinds != 1:
+		return usagef("choose one kind of window: --window-rows N, --time-col COL --window DUR, or --half-life N")
+	case *window != 0 && *mf.timeCol == "":
+		return usagef("--window needs --time-col")
+	case *mf.timeCol != "" && *window == 0:
+		return usagef("--time-col needs --window (e.g. --window 5m)")
+	case *window < 0:
+		return usagef("--window %v: want a positive duration", *window)
+	case *windowRows < 0:
+		return usagef("--window-rows %d: want at least 1", *windowRows)
+	case *halfLife < 0 || math.IsNaN(*halfLife) || math.IsInf(*halfLife, 0):
+		return usagef("--half-life %v: want a positive number of rows", *halfLife)
+	case changeP.v != nil && !(*changeP.v > 0 && *changeP.v < 1):
+		return usagef("--alert-change-p %v: want a value between 0 and 1", *changeP.v)
+	case *mf.serveAfter < 0:
+		return usagef("--serve-after-end %v: want a duration of 0 or more", *mf.serveAfter)
+	case *mf.serveAfter > 0 && *mf.listen == "":
+		return usagef("--serve-after-end needs --listen")
+	case *mf.failFast && !mf.failIf.set():
+		return usagef("--fail-fast needs --fail-if")
+	}
+	return nil
+}
+
+// timeOptions sets the time column of time windows.
+func (mf *windowFlags) timeOptions(opts *decode.Options) error {
+	if *mf.timeCol == "" {
+		return nil
+	}
+	unit, err := columns.ParseTimeUnit(*mf.timeUnit)
+	if err != nil {
+		return usagef("--time-unit %q: want s, ms, us or ns", *mf.timeUnit)
+	}
+	opts.Columns.TimeColumn, opts.Columns.TimeUnit = *mf.timeCol, unit
+	return nil
+}
+
+// run serves the metrics (--listen) and monitors the input: write prints
+// each closed window and returns the value of its JSON line, which the
+// gate (--fail-if) reads.
+func (mf *windowFlags) run(e *env, inputs []string, opts decode.Options, mcfg monitor.Config, saveOut *output,
+	newMetrics func() *metrics.Metrics, write func(monitor.Window) (any, error)) error {
 	var met *metrics.Metrics
 	var srv *metrics.Server
-	if *listen != "" {
-		addr := *listen
+	if *mf.listen != "" {
+		addr := *mf.listen
 		if strings.HasPrefix(addr, ":") {
 			addr = "127.0.0.1" + addr
 		}
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
-			return usagef("--listen %s: %v", *listen, err)
+			return usagef("--listen %s: %v", *mf.listen, err)
 		}
-		met = metrics.New(metrics.Labels{X: strings.Join(xcols, ","), Y: strings.Join(ycols, ",")})
+		met = newMetrics()
 		srv = met.Serve(ln)
 		defer srv.Close()
 		fmt.Fprintf(e.stderr, "dime: serving metrics at http://%s/metrics\n", srv.Addr())
@@ -241,22 +310,17 @@ func runMonitor(e *env, args []string) error {
 	// the first bytes of stdin.
 	sigs := notifySignals()
 	defer sigs.stop()
-	ww := &windowWriter{w: e.stdout, stderr: e.stderr, json: ef.asJSON, timed: *window != 0, baseline: mcfg.Baseline != nil}
-	warned := false
 	var gated int       // windows that met the gate
 	var firstMet string // the first of them, and what it met
-	err = monitorInput(e, sigs, inputs, opts, mcfg, saveOut, func(w monitor.Window) error {
-		if !warned && w.Result.LooksSerial() {
-			warnSerial(e, w.Result)
-			warned = true
-		}
+	err := monitorInput(e, sigs, inputs, opts, mcfg, saveOut, func(w monitor.Window) error {
 		if met != nil {
 			met.Observe(w)
 		}
-		if err := ww.write(w); err != nil {
+		line, err := write(w)
+		if err != nil {
 			return err
 		}
-		conds, err := failIf.check(newWindowLine(w))
+		conds, err := mf.failIf.check(line)
 		if err != nil || len(conds) == 0 {
 			return err
 		}
@@ -264,7 +328,7 @@ func runMonitor(e *env, args []string) error {
 		if firstMet == "" {
 			firstMet = fmt.Sprintf("window %d: %s", w.Index, strings.Join(conds, "; "))
 		}
-		if *failFast {
+		if *mf.failFast {
 			return gateMet{"--fail-if met in " + firstMet + " (--fail-fast: the rest of the input is not read)"}
 		}
 		return nil
@@ -275,11 +339,11 @@ func runMonitor(e *env, args []string) error {
 	if serr := sigs.err("the windows closed so far and the one in progress"); serr != nil {
 		return serr
 	}
-	if *serveAfter > 0 {
+	if *mf.serveAfter > 0 {
 		// The input has ended (or failed): a scrape after a batch job still
 		// finds its last window for a while.
-		fmt.Fprintf(e.stderr, "dime: input ended; serving metrics at http://%s/metrics for %v more\n", srv.Addr(), *serveAfter)
-		t := time.NewTimer(*serveAfter)
+		fmt.Fprintf(e.stderr, "dime: input ended; serving metrics at http://%s/metrics for %v more\n", srv.Addr(), *mf.serveAfter)
+		t := time.NewTimer(*mf.serveAfter)
 		select {
 		case <-t.C:
 		case <-sigs.Done(): // a signal now ends the wait, not the run: the input was read whole
@@ -342,8 +406,10 @@ func monitorInput(e *env, sigs *signals, inputs []string, opts decode.Options, m
 	if h, ok := r.(interface{ HeldBatchBytes() int64 }); ok {
 		held = h.HeldBatchBytes()
 	}
-	if err := checkStreamMemory(mcfg.Stream, r.DimX(), r.DimY(), held); err != nil {
-		return err
+	if mcfg.Rank == nil { // a ranking's memory is checked with its plan
+		if err := checkStreamMemory(mcfg.Stream, r.DimX(), r.DimY(), held); err != nil {
+			return err
+		}
 	}
 	sel := r.Columns()
 	warnColumns(e, sel)

@@ -153,13 +153,7 @@ func (ww *windowWriter) write(w monitor.Window) error {
 		}
 		b.WriteString("\n")
 	}
-	pos := fmt.Sprintf("%d [%d, %d)", w.Index, w.StartRow, w.EndRow)
-	if ww.timed {
-		pos = fmt.Sprintf("%d %s", w.Index, w.StartTime.Format("2006-01-02 15:04:05"))
-	}
-	if w.Partial {
-		pos += " partial"
-	}
+	pos := windowPos(w, ww.timed)
 	r := w.Result
 	alert := "-"
 	if w.Alert {
@@ -177,4 +171,17 @@ func (ww *windowWriter) write(w monitor.Window) error {
 	}
 	_, err := io.WriteString(ww.w, strings.TrimRight(b.String(), " ")+"\n")
 	return err
+}
+
+// windowPos is a window's position in a table: its index and rows, or
+// with time windows its start (UTC), and "partial" for a window cut short.
+func windowPos(w monitor.Window, timed bool) string {
+	pos := fmt.Sprintf("%d [%d, %d)", w.Index, w.StartRow, w.EndRow)
+	if timed {
+		pos = fmt.Sprintf("%d %s", w.Index, w.StartTime.Format("2006-01-02 15:04:05"))
+	}
+	if w.Partial {
+		pos += " partial"
+	}
+	return pos
 }

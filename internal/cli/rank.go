@@ -101,9 +101,9 @@ func checkInputs(command string, inputs []string) error {
 }
 
 // probe returns the prober of the dataset's columns (rank.Probe).
-func (m *multiFlags) probe(e *env, inputs []string) rank.Probe {
+func (in *inputFlags) probe(e *env, inputs []string) rank.Probe {
 	return func(x, y []string) ([]string, int, error) {
-		r, err := m.openRaw(e, inputs, x, y)
+		r, err := in.openRaw(e, inputs, x, y)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -112,9 +112,24 @@ func (m *multiFlags) probe(e *env, inputs []string) rank.Probe {
 	}
 }
 
+// rankLayout returns the layout of a ranking of the candidates (xsel and
+// the groups) against the target (ysel) in the dataset: every --x column
+// (a list or slice counts for its width) but the target's own, then the
+// groups, then the target.
+func (in *inputFlags) rankLayout(e *env, command string, inputs, ysel, xsel []string, groups []rank.Group) (rank.Layout, error) {
+	if _, err := in.options(ysel, ysel); err != nil {
+		return rank.Layout{}, err
+	}
+	lay, err := rank.RankLayout(in.probe(e, inputs), ysel, xsel, groups)
+	if errors.Is(err, rank.ErrInvalidInput) {
+		return lay, usagef("%s: %s", command, strings.TrimPrefix(err.Error(), rank.ErrInvalidInput.Error()+": "))
+	}
+	return lay, err
+}
+
 // openRaw opens the dataset for the given views.
-func (m *multiFlags) openRaw(e *env, inputs, x, y []string) (*decode.DatasetReader, error) {
-	opts, err := m.in.options(x, y)
+func (in *inputFlags) openRaw(e *env, inputs, x, y []string) (*decode.DatasetReader, error) {
+	opts, err := in.options(x, y)
 	if err != nil {
 		return nil, err
 	}
@@ -317,15 +332,7 @@ func runRank(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := m.in.options(ysel, ysel); err != nil {
-		return err
-	}
-	// The views: every --x column (a list or slice counts for its width)
-	// but the target's own, then the groups, then the target.
-	lay, err := rank.RankLayout(m.probe(e, inputs), ysel, xsel, rf.Groups)
-	if errors.Is(err, rank.ErrInvalidInput) {
-		return usagef("rank: %s", strings.TrimPrefix(err.Error(), rank.ErrInvalidInput.Error()+": "))
-	}
+	lay, err := m.in.rankLayout(e, "rank", inputs, ysel, xsel, rf.Groups)
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,21 @@
 // dime_dime_change_stderr_nats and dime_change_p_value. dime_build_info is
 // 1, labelled by version, revision and goversion.
 //
+// A monitor of many pairs (monitor.Config.Rank; NewRank) exports, instead
+// of the estimate gauges of one pair (dime_window, dime_window_rows,
+// dime_alert, the timestamp and the counters stay), per candidate and
+// labelled candidate (the view's name): dime_rank_dime_nats,
+// dime_rank_dime_stderr_nats, dime_rank_dime_normalized, dime_rank_p_value,
+// dime_rank_q_value, dime_rank_position (1 the largest DiME),
+// dime_rank_dime_change_nats, dime_rank_change_p_value,
+// dime_rank_change_q_value and dime_rank_changed
+// (0 or 1), only for the current top K and at most K more of the changed
+// candidates: the series of a candidate that leaves that set are deleted,
+// so each has at most 2K series whatever the number of candidates or
+// windows (TestRankSeriesBounded); and dime_rank_candidates,
+// dime_rank_changed_candidates (all of them) and
+// dime_rank_labelled_candidates (the series of each labelled gauge).
+//
 // Deprecated names, exported for one more release as duplicates with the
 // same values (their help says so): dime_dime, dime_dime_stderr,
 // dime_dime_analytic, dime_mutual_information, dime_entropy_x,

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -84,8 +85,9 @@ type gauge struct {
 	value           func(w monitor.Window) float64
 }
 
-// windowGauges are the gauges of the last closed window.
-var windowGauges = []gauge{
+// estimateGauges are the gauges of the last closed window's estimate of
+// one pair.
+var estimateGauges = []gauge{
 	{"dime_nats", "dime", "DiME of the last closed window (analytic with a jackknife over groups of rows, or over permutations).", func(w monitor.Window) float64 { return w.Result.DiME }},
 	{"dime_stderr_nats", "dime_stderr", "Standard error of DiME (jackknife over groups, or over permutations), last closed window.", func(w monitor.Window) float64 { return w.Result.DiMEStdErr }},
 	{"dime_analytic_nats", "dime_analytic", "Plug-in analytic DiME of the last closed window (biased upward by about D/rows).", func(w monitor.Window) float64 { return w.Result.DiMEAnalytic }},
@@ -95,6 +97,11 @@ var windowGauges = []gauge{
 	{"entropy_x_nats", "entropy_x", "Entropy of X in the last closed window.", func(w monitor.Window) float64 { return w.Result.EntropyX }},
 	{"entropy_y_nats", "entropy_y", "Entropy of Y in the last closed window.", func(w monitor.Window) float64 { return w.Result.EntropyY }},
 	{"entropy_joint_nats", "entropy_joint", "Joint entropy in the last closed window.", func(w monitor.Window) float64 { return w.Result.EntropyJoint }},
+}
+
+// positionGauges are the gauges of the last closed window that a monitor
+// of one pair and one of many (a ranking) share.
+var positionGauges = []gauge{
 	{"window", "", "Index of the last closed window (from 0).", func(w monitor.Window) float64 { return float64(w.Index) }},
 	{"window_rows", "", "Rows in the last closed window.", func(w monitor.Window) float64 { return float64(w.Rows) }},
 	{"alert", "", "1 if the last closed window raised an alert, else 0.", func(w monitor.Window) float64 {
@@ -104,6 +111,9 @@ var windowGauges = []gauge{
 		return 0
 	}},
 }
+
+// windowGauges are the gauges of the last closed window of one pair.
+var windowGauges = slices.Concat(estimateGauges, positionGauges)
 
 // baselineGauges are the gauges of the comparison of the last closed window
 // with the baseline.
@@ -175,14 +185,23 @@ type Metrics struct {
 	haveBaseline bool
 	base         gauges
 
+	// rank holds the gauges of a monitor of many pairs (NewRank), nil
+	// for one pair.
+	rank *rankGauges
+
 	all, baseAll []prometheus.Collector
+	labels       prometheus.Labels // the constant labels x and y
 }
 
 // New returns the metrics of a monitor of the views with the given labels.
 // Until the first window closes, the gauges of the last window are NaN (an
 // alert on dime_p_value_nats < 0.01 does not fire on a restart) and the
 // counters 0.
-func New(l Labels) *Metrics {
+func New(l Labels) *Metrics { return newMetrics(l, windowGauges) }
+
+// newMetrics returns the metrics of a monitor with the given gauges of the
+// last window.
+func newMetrics(l Labels, window []gauge) *Metrics {
 	labels := prometheus.Labels{"x": boundLabel(l.X), "y": boundLabel(l.Y)}
 	newGauge := func(name, help string) prometheus.Gauge {
 		g := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help, ConstLabels: labels})
@@ -194,7 +213,8 @@ func New(l Labels) *Metrics {
 	}
 	m := &Metrics{
 		now:     time.Now,
-		window:  newGauges(windowGauges, newGauge),
+		labels:  labels,
+		window:  newGauges(window, newGauge),
 		lastEnd: newGauge("last_window_end_timestamp_seconds", "Wall-clock time at which the last window closed, seconds since the Unix epoch (NaN before the first)."),
 		rows:    counter("rows_total", "Rows monitored."),
 		skipped: counter("skipped_rows_total", "Rows dropped for invalid values or late times."),
@@ -232,6 +252,11 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, c := range append(m.all[:len(m.all):len(m.all)], m.baseAll...) {
 		c.Describe(ch)
 	}
+	if m.rank != nil {
+		for _, c := range m.rank.collectors() {
+			c.Describe(ch)
+		}
+	}
 }
 
 // Collect implements prometheus.Collector.
@@ -243,6 +268,11 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	if m.haveBaseline {
 		for _, c := range m.baseAll {
+			c.Collect(ch)
+		}
+	}
+	if m.rank != nil {
+		for _, c := range m.rank.collectors() {
 			c.Collect(ch)
 		}
 	}
@@ -263,6 +293,9 @@ func (m *Metrics) Observe(w monitor.Window) {
 	}
 	if w.Alert {
 		m.alerts.Inc()
+	}
+	if m.rank != nil && w.Ranking != nil {
+		m.rank.observe(w.Ranking)
 	}
 }
 
