@@ -20,6 +20,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
+	"github.com/dime-project/dime/rank"
 	"github.com/dime-project/dime/stream"
 )
 
@@ -48,9 +49,30 @@ func init() {
 // grouping, and a worker holds one accumulator of each sum it adds rather
 // than the sums.
 //
-// The sums themselves (stream.Sum's encoding, about 30 MB at D = 256) are
-// written to files in Config.TempDir, and only their names travel through
-// the runner (Partial); without a TempDir they travel as elements.
+// The sums themselves (stream.Sum's encoding, about 30 MB at D = 256, or a
+// ranking's rank.Sum) are written to files in Config.TempDir, and only
+// their names travel through the runner (Partial); without a TempDir they
+// travel as elements.
+
+// sumKind says which exact sums a pipeline adds: a pair's (stream.Sum: Sums)
+// or a ranking's (rank.Sum: RankSums). Both levels of the tree and the last
+// stages are the same for both; only the functions that add the encoded
+// sums differ.
+type sumKind int
+
+const (
+	pairSums sumKind = iota
+	rankSums
+)
+
+// merge writes the total of the encoded sums rs to w (stream.MergeSums or
+// rank.MergeSums).
+func (k sumKind) merge(w io.Writer, rs []io.Reader) error {
+	if k == rankSums {
+		return rank.MergeSums(w, rs...)
+	}
+	return stream.MergeSums(w, rs...)
+}
 
 // Partial is an exact sum (stream.Sum's encoding) on its way through a
 // pipeline: in a file of Config.TempDir (Path, with its size and CRC-32C,
@@ -67,8 +89,10 @@ type Partial struct {
 }
 
 // Merged is the exact sum of every split of a pipeline: the sums of its
-// shards, which Results, States and WriteState add.
+// shards, which Results, States, RankStates, WriteState and
+// RankAccumulator add.
 type Merged struct {
+	Kind   sumKind
 	Shards []Partial
 }
 
@@ -91,19 +115,22 @@ func shardCount(n int) int {
 	return s
 }
 
-// mergeSums adds sums, a PCollection of KV<int, Partial> (a split's shard
-// and its sum), into a PCollection of one Merged.
-func mergeSums(s beam.Scope, sums beam.PCollection, cfg Config) beam.PCollection {
-	return beam.Combine(s, &collectFn{}, shardSums(s, sums, cfg))
+// mergeSums adds sums of kind k, a PCollection of KV<int, Partial> (a
+// split's shard and its sum), into a PCollection of one Merged.
+func mergeSums(s beam.Scope, sums beam.PCollection, cfg Config, k sumKind) beam.PCollection {
+	return beam.Combine(s, &collectFn{Kind: k}, shardSums(s, sums, cfg, k))
 }
 
 // shardSums returns the sum of the splits' sums of each shard.
-func shardSums(s beam.Scope, sums beam.PCollection, cfg Config) beam.PCollection {
-	return beam.ParDo(s, &shardFn{Cfg: cfg}, beam.GroupByKey(s, sums))
+func shardSums(s beam.Scope, sums beam.PCollection, cfg Config, k sumKind) beam.PCollection {
+	return beam.ParDo(s, &shardFn{Cfg: cfg, Kind: k}, beam.GroupByKey(s, sums))
 }
 
-// shardFn adds the sums of a shard's splits.
-type shardFn struct{ Cfg Config }
+// shardFn adds the sums of a shard's splits, of kind Kind.
+type shardFn struct {
+	Cfg  Config
+	Kind sumKind
+}
 
 func (f *shardFn) ProcessElement(ctx context.Context, shard int, parts func(*Partial) bool) (Partial, error) {
 	var in []Partial
@@ -116,7 +143,7 @@ func (f *shardFn) ProcessElement(ctx context.Context, shard int, parts func(*Par
 		return in[0], nil // one split: its sum is the shard's
 	}
 	out, err := writePartial(ctx, f.Cfg.TempDir, fmt.Sprintf("shard-%d", shard), func(w io.Writer) error {
-		return withReaders(ctx, in, func(rs []io.Reader) error { return stream.MergeSums(w, rs...) })
+		return withReaders(ctx, in, func(rs []io.Reader) error { return f.Kind.merge(w, rs) })
 	})
 	if err != nil {
 		return Partial{}, fmt.Errorf("dimebeam: adding the sums of shard %d: %w", shard, err)
@@ -129,11 +156,11 @@ func (f *shardFn) ProcessElement(ctx context.Context, shard int, parts func(*Par
 	return out, nil
 }
 
-// collectFn gathers the shards' sums into a Merged, in the order of their
-// names (the total does not depend on it).
-type collectFn struct{}
+// collectFn gathers the shards' sums (of kind Kind) into a Merged, in the
+// order of their names (the total does not depend on it).
+type collectFn struct{ Kind sumKind }
 
-func (collectFn) CreateAccumulator() Merged { return Merged{} }
+func (f collectFn) CreateAccumulator() Merged { return Merged{Kind: f.Kind} }
 
 func (collectFn) AddInput(m Merged, p Partial) Merged {
 	m.Shards = append(m.Shards, p)
@@ -145,15 +172,16 @@ func (collectFn) MergeAccumulators(a, b Merged) Merged {
 	return a
 }
 
-func (collectFn) ExtractOutput(m Merged) Merged {
+func (f collectFn) ExtractOutput(m Merged) Merged {
+	m.Kind = f.Kind
 	slices.SortFunc(m.Shards, func(a, b Partial) int {
 		return cmp.Or(strings.Compare(a.Path, b.Path), bytes.Compare(a.Data, b.Data))
 	})
 	return m
 }
 
-// estimatorOf returns the estimator of the merged sum m, added one
-// accumulator at a time.
+// estimatorOf returns the estimator of the merged sum m of a pair, added
+// one accumulator at a time.
 func estimatorOf(ctx context.Context, m Merged) (*stream.Estimator, error) {
 	var e *stream.Estimator
 	err := withReaders(ctx, m.Shards, func(rs []io.Reader) error {
@@ -163,6 +191,54 @@ func estimatorOf(ctx context.Context, m Merged) (*stream.Estimator, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("dimebeam: adding the shards' sums: %w", err)
+	}
+	return e, nil
+}
+
+// accumulatorOf returns the multi-pair accumulator of the merged sum m of a
+// ranking, added one accumulator at a time.
+func accumulatorOf(ctx context.Context, m Merged) (*rank.Accumulator, error) {
+	var a *rank.Accumulator
+	err := withReaders(ctx, m.Shards, func(rs []io.Reader) error {
+		var err error
+		a, err = rank.AccumulatorOfSums(rs...)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dimebeam: adding the shards' sums: %w", err)
+	}
+	return a, nil
+}
+
+// mergedState is the estimator of a merged sum, a pair's or a ranking's,
+// whose state WriteState and States write.
+type mergedState interface {
+	WriteState(io.Writer) error
+	MarshalBinary() ([]byte, error)
+}
+
+// errNoRows is the error of a merged sum without rows.
+var errNoRows = errors.New("dimebeam: no rows in the input")
+
+// stateOf returns the estimator of the merged sum m, of its kind (errNoRows
+// when it has no rows).
+func stateOf(ctx context.Context, m Merged) (mergedState, error) {
+	if m.Kind == rankSums {
+		a, err := accumulatorOf(ctx, m)
+		if errors.Is(err, rank.ErrInvalidInput) {
+			return nil, errNoRows
+		}
+		if err != nil {
+			return nil, err
+		}
+		return a, nil
+	}
+	e, err := estimatorOf(ctx, m)
+	if errors.Is(err, stream.ErrInvalidInput) {
+		return nil, errNoRows
+	}
+	if err != nil {
+		return nil, err
 	}
 	return e, nil
 }

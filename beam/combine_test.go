@@ -116,7 +116,7 @@ func TestTreeCombine(t *testing.T) {
 		t.Run(map[bool]string{true: "files", false: "elements"}[temp != ""], func(t *testing.T) {
 			cfg.TempDir, one.TempDir = temp, temp
 			p, s := beam.NewPipelineWithRoot()
-			sums := shardSums(s, beam.ParDo(s, &scoreFn{Cfg: cfg}, beam.CreateList(s, splits)), cfg)
+			sums := shardSums(s, beam.ParDo(s, &scoreFn{Cfg: cfg}, beam.CreateList(s, splits)), cfg, pairSums)
 			counts := beam.ParDo(s, &statesInSum{Dir: temp}, sums)
 			passert.Count(s, sums, "shard sums", 8)
 			passert.AllWithinBounds(s, counts, 8, 8)

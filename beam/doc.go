@@ -48,6 +48,14 @@
 // runner. Without a TempDir the sums themselves are the elements, which a
 // runner such as Prism holds and copies in its memory.
 //
+// RankSums(s, files, cfg) does the same for a ranking of many candidates
+// against a target (package rank, dimebeam rank): the same splits, read
+// the same way, each into a rank.Accumulator whose exact sum
+// (rank.WriteSum) is added in the same tree (rank.MergeSums) into a Merged,
+// which RankAccumulator (rank.AccumulatorOfSums), RankStates and
+// WriteState turn into the multi-pair accumulator of every row and its
+// state.
+//
 // ScoreFiles is Sums and then Results, which computes the stream.Result of
 // the merged sum: the entropies, mutual information, DiME (analytic with
 // its jackknife over K groups of rows, by permutations when P > 0), the

@@ -3,7 +3,6 @@ package dimebeam
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"github.com/dime-project/dime/dataset"
 	"io"
@@ -19,7 +18,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/dime-project/dime/outfile"
-	"github.com/dime-project/dime/stream"
 )
 
 func init() {
@@ -44,8 +42,9 @@ func WriteFile(s beam.Scope, col beam.PCollection, path string, inputs ...string
 }
 
 // WriteState writes the state of the merged sum of sums (the output of
-// Sums) to a file, as WriteFile writes (same paths, same refusals): the
-// state that stream.ReadState and dime merge read. The estimator is built
+// Sums or RankSums) to a file, as WriteFile writes (same paths, same
+// refusals): the state that stream.ReadState (rank.ReadState for a
+// ranking's) and dime merge read. The estimator is built
 // one accumulator at a time from the shards' sums and written as it is, so
 // that the state never travels through the runner as an element.
 func WriteState(s beam.Scope, sums beam.PCollection, path string, inputs ...string) {
@@ -60,10 +59,7 @@ type writeStateFn struct {
 }
 
 func (f *writeStateFn) ProcessElement(ctx context.Context, m Merged) error {
-	e, err := estimatorOf(ctx, m)
-	if errors.Is(err, stream.ErrInvalidInput) {
-		return fmt.Errorf("dimebeam: no rows in the input")
-	}
+	e, err := stateOf(ctx, m)
 	if err != nil {
 		return err
 	}

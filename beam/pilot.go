@@ -40,25 +40,9 @@ func ChoosePilot(ctx context.Context, inputs []string, cfg Config) (Config, Pilo
 	if !c.NeedsPilot() {
 		return cfg, Pilot{}, nil
 	}
-	n := c.PilotRows
-	if n <= 0 {
-		n = stream.DefaultPilotRows
-	}
-	opts := cfg.readOptions()
-	d, err := dataset.Resolve(ctx, inputs, opts.Files)
+	p, what, err := readPilot(ctx, inputs, cfg, c.PilotRows)
 	if err != nil {
 		return cfg, Pilot{}, err
-	}
-	p, err := decode.ReadPilot(ctx, d, opts, n, c.Seed)
-	if err != nil {
-		return cfg, Pilot{}, err
-	}
-	if p.Deferred {
-		return cfg, Pilot{}, fmt.Errorf("%w: a pipeline reads files, not a stream", ErrConfig)
-	}
-	what := fmt.Sprintf("the first %d rows", p.Rows)
-	if p.Method == decode.PilotSample {
-		what = fmt.Sprintf("a sample of %d of the %d rows", p.Rows, p.Population)
 	}
 	sp, err := stream.ResolvePilot(p.X, p.Y, p.Rows, p.DimX, p.DimY, c)
 	if err != nil {
@@ -69,4 +53,30 @@ func ChoosePilot(ctx context.Context, inputs []string, cfg Config) (Config, Pilo
 	c.BandwidthX, c.BandwidthY = vocab.Sigma(sp.SigmaX), vocab.Sigma(sp.SigmaY)
 	cfg.Stream = c
 	return cfg, Pilot{Rows: p.Rows, DimX: p.DimX, DimY: p.DimY, Method: p.Method}, nil
+}
+
+// readPilot reads the pilot that dime reads (decode.ReadPilot) of n rows
+// (stream.DefaultPilotRows when n ≤ 0) of the dataset that inputs name,
+// seeded by cfg.Stream.Seed, and names its rows for messages.
+func readPilot(ctx context.Context, inputs []string, cfg Config, n int) (decode.Pilot, string, error) {
+	if n <= 0 {
+		n = stream.DefaultPilotRows
+	}
+	opts := cfg.readOptions()
+	d, err := dataset.Resolve(ctx, inputs, opts.Files)
+	if err != nil {
+		return decode.Pilot{}, "", err
+	}
+	p, err := decode.ReadPilot(ctx, d, opts, n, cfg.Stream.Seed)
+	if err != nil {
+		return p, "", err
+	}
+	if p.Deferred {
+		return p, "", fmt.Errorf("%w: a pipeline reads files, not a stream", ErrConfig)
+	}
+	what := fmt.Sprintf("the first %d rows", p.Rows)
+	if p.Method == decode.PilotSample {
+		what = fmt.Sprintf("a sample of %d of the %d rows", p.Rows, p.Population)
+	}
+	return p, what, nil
 }

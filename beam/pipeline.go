@@ -119,10 +119,7 @@ func Sums(s beam.Scope, files beam.PCollection, cfg Config) beam.PCollection {
 		panic(err)
 	}
 	s = s.Scope("dimebeam.Sums")
-	names := beam.GroupByKey(s, beam.AddFixedKey(s, files))
-	inputs := beam.Reshuffle(s, beam.ParDo(s, &resolveFn{Cfg: cfg}, names))
-	footers := beam.GroupByKey(s, beam.AddFixedKey(s, beam.ParDo(s, &footerFn{Cfg: cfg}, inputs)))
-	splits := beam.Reshuffle(s, beam.ParDo(s, &planFn{Cfg: cfg}, footers))
+	splits := planStage(s, files, cfg)
 	if cfg.needsSample() {
 		// The bandwidths reach the splits through a stage of their own:
 		// Prism (v2.77.0) polls a stage that reads a side input for as
@@ -131,7 +128,17 @@ func Sums(s beam.Scope, files beam.PCollection, cfg Config) beam.PCollection {
 		bw := ChooseBandwidths(s, splits, cfg)
 		splits = beam.Reshuffle(s, beam.ParDo(s, withBandwidths, splits, beam.SideInput{Input: bw}))
 	}
-	return mergeSums(s, beam.ParDo(s, &scoreFn{Cfg: cfg}, splits), cfg)
+	return mergeSums(s, beam.ParDo(s, &scoreFn{Cfg: cfg}, splits), cfg, pairSums)
+}
+
+// planStage resolves the names of files into the dataset's data files,
+// reads their footers and cuts the dataset into splits (the steps of Sums
+// and RankSums before the scoring), redistributed over the workers.
+func planStage(s beam.Scope, files beam.PCollection, cfg Config) beam.PCollection {
+	names := beam.GroupByKey(s, beam.AddFixedKey(s, files))
+	inputs := beam.Reshuffle(s, beam.ParDo(s, &resolveFn{Cfg: cfg}, names))
+	footers := beam.GroupByKey(s, beam.AddFixedKey(s, beam.ParDo(s, &footerFn{Cfg: cfg}, inputs)))
+	return beam.Reshuffle(s, beam.ParDo(s, &planFn{Cfg: cfg}, footers))
 }
 
 // withBandwidths gives a split the bandwidths chosen on the sample.
@@ -348,28 +355,8 @@ func (f *scoreFn) score(ctx context.Context, sp Split) (Partial, error) {
 		return Partial{}, err
 	}
 	defer splitSlots().Release(w)
-	// The split's rows are cut into blocks of the batch size across its
-	// parts, as dime score's dataset reader cuts a dataset's rows across its
-	// files (decode.DatasetReader): the estimator's scopes, chunks and groups
-	// follow the blocks, so a split that starts the dataset is added exactly
-	// as dime score adds the same rows, float32 chunk sums and jackknife
-	// groups included.
-	batch := f.Cfg.BatchSize
-	if batch <= 0 {
-		batch = decode.DefaultBatchSize
-	}
 	var est *stream.Estimator
-	var bx, by []float64
-	var bn int
-	addBlock := func(n int) error {
-		dx, dy := est.Dims()
-		if err := est.Add(bx[:n*dx], by[:n*dy], n); err != nil {
-			return err
-		}
-		bx, by, bn = append(bx[:0], bx[n*dx:]...), append(by[:0], by[n*dy:]...), bn-n
-		return nil
-	}
-	dimX, dimY, skipped, err := readSplit(ctx, sp, f.Cfg, func(_ Part, x, y []float64, n int, first int64) error {
+	dimX, dimY, skipped, err := readBlocks(ctx, sp, f.Cfg, func(x, y []float64, n int) error {
 		if est == nil {
 			e, err := stream.New(len(x)/max(n, 1), len(y)/max(n, 1), cfg)
 			if err != nil {
@@ -377,12 +364,58 @@ func (f *scoreFn) score(ctx context.Context, sp Split) (Partial, error) {
 			}
 			est = e
 		}
-		dx, dy := est.Dims()
+		return est.Add(x, y, n)
+	})
+	if err != nil {
+		return Partial{}, err
+	}
+	if est == nil { // no rows: the state of an empty estimator counts the skipped ones
+		if est, err = stream.New(max(dimX, 1), max(dimY, 1), cfg); err != nil {
+			return Partial{}, fmt.Errorf("dimebeam: %s: %v", sp, err)
+		}
+	}
+	est.Skip(skipped)
+	// The sum is written one accumulator at a time, each let go of once
+	// written: the split holds its estimator, not also its sum.
+	sum, err := writePartial(ctx, f.Cfg.TempDir, fmt.Sprintf("split-%d", sp.Shard), func(w io.Writer) error {
+		return stream.WriteSum(w, est)
+	})
+	if err != nil {
+		return Partial{}, fmt.Errorf("dimebeam: %s: writing its sum: %v", sp, err)
+	}
+	return sum, nil
+}
+
+// readBlocks reads a split into add in blocks of the batch size
+// (cfg.BatchSize, decode.DefaultBatchSize when 0) cut across its parts, as
+// dime's dataset reader cuts a dataset's rows across its files
+// (decode.DatasetReader): an estimator's scopes, chunks and groups follow
+// the blocks, so that a split that starts the dataset is added exactly as
+// the dime command adds the same rows, float32 chunk sums and jackknife
+// groups included. Values are checked where the row of the part is known
+// (the estimator checks again, counting rows from the split's first). It
+// returns the views' widths and the rows skipped.
+func readBlocks(ctx context.Context, sp Split, cfg Config, add func(x, y []float64, n int) error) (dimX, dimY int, skipped int64, err error) {
+	batch := cfg.BatchSize
+	if batch <= 0 {
+		batch = decode.DefaultBatchSize
+	}
+	var bx, by []float64
+	var bn, dx, dy int
+	addBlock := func(n int) error {
+		if err := add(bx[:n*dx], by[:n*dy], n); err != nil {
+			return err
+		}
+		bx, by, bn = append(bx[:0], bx[n*dx:]...), append(by[:0], by[n*dy:]...), bn-n
+		return nil
+	}
+	dimX, dimY, skipped, err = readSplit(ctx, sp, cfg, func(_ Part, x, y []float64, n int, first int64) error {
+		if dx == 0 && dy == 0 {
+			dx, dy = len(x)/max(n, 1), len(y)/max(n, 1)
+		}
 		if len(x) != n*dx || len(y) != n*dy {
 			return fmt.Errorf("block of %d rows has %d X values (want %d) and %d Y values (want %d)", n, len(x), n*dx, len(y), n*dy)
 		}
-		// Checked here, where the row of the part is known (the estimator
-		// checks again, counting rows from the split's first).
 		for _, v := range []struct {
 			name string
 			vals []float64
@@ -403,24 +436,7 @@ func (f *scoreFn) score(ctx context.Context, sp Split) (Partial, error) {
 	if err == nil && bn > 0 {
 		err = addBlock(bn)
 	}
-	if err != nil {
-		return Partial{}, err
-	}
-	if est == nil { // no rows: the state of an empty estimator counts the skipped ones
-		if est, err = stream.New(max(dimX, 1), max(dimY, 1), cfg); err != nil {
-			return Partial{}, fmt.Errorf("dimebeam: %s: %v", sp, err)
-		}
-	}
-	est.Skip(skipped)
-	// The sum is written one accumulator at a time, each let go of once
-	// written: the split holds its estimator, not also its sum.
-	sum, err := writePartial(ctx, f.Cfg.TempDir, fmt.Sprintf("split-%d", sp.Shard), func(w io.Writer) error {
-		return stream.WriteSum(w, est)
-	})
-	if err != nil {
-		return Partial{}, fmt.Errorf("dimebeam: %s: writing its sum: %v", sp, err)
-	}
-	return sum, nil
+	return dimX, dimY, skipped, err
 }
 
 // splitSlots admits into a process only as many splits at once as its
@@ -477,8 +493,8 @@ func (f *resultFn) ProcessElement(ctx context.Context, m Merged) (stream.Result,
 type stateFn struct{}
 
 func (stateFn) ProcessElement(ctx context.Context, m Merged) ([]byte, error) {
-	e, err := estimatorOf(ctx, m)
-	if errors.Is(err, stream.ErrInvalidInput) {
+	e, err := stateOf(ctx, m)
+	if errors.Is(err, errNoRows) {
 		return nil, nil
 	}
 	if err != nil {

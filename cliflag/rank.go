@@ -12,6 +12,12 @@ import (
 	"github.com/dime-project/dime/vocab"
 )
 
+// DefaultRankFeatures is the screening default of D of dime rank, dime
+// matrix and dimebeam rank: the largest D whose cost at 10⁶ rows and 40
+// candidates stays within 3× one dime score (BENCHMARKS.md), which ranks
+// as larger D do (CALIBRATION.md, "Screening defaults").
+const DefaultRankFeatures = 32
+
 // Groups is the repeatable --group name=a,b,c of the commands that score
 // many views (dime rank, dime matrix, dimebeam rank): each a named group of
 // columns scored as one view.

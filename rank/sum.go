@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"io"
+	"slices"
 
 	"github.com/dime-project/dime/covariance"
 )
@@ -36,14 +38,11 @@ func (s *Sum) Rows() int64 { return s.head.Rows }
 // Add adds the rows of a, flushing the rows that wait for their scope. The
 // Sum takes a over: a must not be used afterwards.
 func (s *Sum) Add(a *Accumulator) error {
-	if err := a.Flush(); err != nil {
+	h, accs, means, err := takeOver(a)
+	if err != nil {
 		return err
 	}
-	if !a.started {
-		return fmt.Errorf("%w: an accumulator has no rows", ErrIncompatible)
-	}
-	accs, means := a.accumulators()
-	t := &Sum{head: a.header(), sums: make([]covariance.ExactSum, len(accs)), means: make([]covariance.ExactMean, len(means))}
+	t := &Sum{head: h, sums: make([]covariance.ExactSum, len(accs)), means: make([]covariance.ExactMean, len(means))}
 	for i, acc := range accs {
 		if err := t.sums[i].Add(acc); err != nil {
 			return fmt.Errorf("%w: %v", ErrIncompatible, err)
@@ -54,13 +53,26 @@ func (s *Sum) Add(a *Accumulator) error {
 			return fmt.Errorf("%w: %v", ErrIncompatible, err)
 		}
 	}
-	// Taken over: a holds none of its accumulators' memory any more.
-	a.started, a.partAcc, a.copyAcc, a.selfAcc, a.pairs = false, nil, nil, nil, nil
 	if s.Empty() {
 		*s = *t
 		return nil
 	}
 	return s.Merge(t)
+}
+
+// takeOver flushes a and returns its header, accumulators and means, which
+// a no longer holds.
+func takeOver(a *Accumulator) (stateHeader, []*covariance.Accumulator, []*covariance.Mean, error) {
+	if err := a.Flush(); err != nil {
+		return stateHeader{}, nil, nil, err
+	}
+	if !a.started {
+		return stateHeader{}, nil, nil, fmt.Errorf("%w: an accumulator has no rows", ErrIncompatible)
+	}
+	h := a.header()
+	accs, means := a.accumulators()
+	a.started, a.partAcc, a.copyAcc, a.selfAcc, a.pairs = false, nil, nil, nil, nil
+	return h, accs, means, nil
 }
 
 // Merge adds other's rows to s. A nil or empty other is a no-op; an empty s
@@ -126,38 +138,75 @@ func (s *Sum) Estimator() (*Accumulator, error) {
 	if s.Empty() {
 		return nil, invalidf("no rows to sum")
 	}
-	h := s.head
-	a, err := New(h.Plan, Config{Stream: h.Settings.config(), Sigmas: h.Sigmas, Centers: h.Centers, Scales: h.Scales})
+	a, accs, means, err := assemble(s.head)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrState, err)
-	}
-	accs, means := a.accumulators()
-	if len(accs) != len(s.sums) || len(means) != len(s.means) {
-		return nil, fmt.Errorf("%w: %d accumulators and %d means for a plan of %d and %d", ErrState, len(s.sums), len(s.means), len(accs), len(means))
-	}
-	for i, acc := range accs {
-		total, err := s.sums[i].Accumulator()
-		if err != nil {
-			return nil, err
-		}
-		if err := acc.Merge(total); err != nil { // into zeros: a copy
-			return nil, fmt.Errorf("%w: accumulator %d: %v", ErrState, i, err)
-		}
-	}
-	for i, m := range means {
-		total, err := s.means[i].Mean()
-		if err != nil {
-			return nil, err
-		}
-		if err := m.Merge(total); err != nil {
-			return nil, fmt.Errorf("%w: mean %d: %v", ErrState, i, err)
-		}
-	}
-	a.rows, a.skipped, a.chunks = h.Rows, h.Skipped, h.Chunks
-	if a.shards, err = h.shardSet(); err != nil {
 		return nil, err
 	}
+	if err := planCounts(accs, means)(len(s.sums), len(s.means)); err != nil {
+		return nil, err
+	}
+	for i := range s.sums {
+		if err := setTotal(accs, i, &s.sums[i]); err != nil {
+			return nil, err
+		}
+	}
+	for i := range s.means {
+		if err := setMean(means, i, &s.means[i]); err != nil {
+			return nil, err
+		}
+	}
 	return a, nil
+}
+
+// assemble returns an accumulator of the settings, plan, bandwidths,
+// scales and counts of h, with its accumulators and means (zeros).
+func assemble(h stateHeader) (*Accumulator, []*covariance.Accumulator, []*covariance.Mean, error) {
+	a, err := New(h.Plan, Config{Stream: h.Settings.config(), Sigmas: h.Sigmas, Centers: h.Centers, Scales: h.Scales})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: %v", ErrState, err)
+	}
+	accs, means := a.accumulators()
+	a.rows, a.skipped, a.chunks = h.Rows, h.Skipped, h.Chunks
+	if a.shards, err = h.shardSet(); err != nil {
+		return nil, nil, nil, err
+	}
+	return a, accs, means, nil
+}
+
+// planCounts returns a check that sums and means are as many as the
+// accumulators and means of a plan (a count < 0 is not checked).
+func planCounts(accs []*covariance.Accumulator, means []*covariance.Mean) func(nsums, nmeans int) error {
+	return func(nsums, nmeans int) error {
+		if (nsums >= 0 && nsums != len(accs)) || (nmeans >= 0 && nmeans != len(means)) {
+			return fmt.Errorf("%w: %d exact sums and %d means for a plan of %d and %d", ErrState, nsums, nmeans, len(accs), len(means))
+		}
+		return nil
+	}
+}
+
+// setTotal sets accumulator i of accs (zeros) to the exact sum x rounded
+// once to float64.
+func setTotal(accs []*covariance.Accumulator, i int, x *covariance.ExactSum) error {
+	total, err := x.Accumulator()
+	if err != nil {
+		return err
+	}
+	if err := accs[i].Merge(total); err != nil { // into zeros: a copy
+		return fmt.Errorf("%w: accumulator %d: %v", ErrState, i, err)
+	}
+	return nil
+}
+
+// setMean sets mean i of means (zeros) to the exact mean m rounded once.
+func setMean(means []*covariance.Mean, i int, m *covariance.ExactMean) error {
+	total, err := m.Mean()
+	if err != nil {
+		return err
+	}
+	if err := means[i].Merge(total); err != nil {
+		return fmt.Errorf("%w: mean %d: %v", ErrState, i, err)
+	}
+	return nil
 }
 
 // The encoding of a Sum, version 1, little-endian: magic "dimeRS",
@@ -167,6 +216,11 @@ func (s *Sum) Estimator() (*Accumulator, error) {
 // in its compact encoding (covariance.ExactSum.AppendCompact) with its
 // length, in the state's order of accumulators, the number of exact means
 // and each with its length, and a CRC-32C of every byte before it.
+//
+// WriteSum, MergeSums and AccumulatorOfSums do what Add, Merge and
+// Estimator do on encoded Sums, one accumulator at a time, without holding
+// whole Sums: what a distributed combine that keeps its sums in files
+// (dimebeam rank) needs.
 const (
 	sumMagic   = "dimeRS"
 	sumVersion = 1
@@ -174,33 +228,30 @@ const (
 
 // MarshalBinary implements encoding.BinaryMarshaler.
 func (s *Sum) MarshalBinary() ([]byte, error) {
-	le := binary.LittleEndian
-	b := append([]byte(sumMagic), sumVersion, boolByte(!s.Empty()))
-	if !s.Empty() {
-		h, err := json.Marshal(s.head)
-		if err != nil {
-			return nil, err
-		}
-		size := len(b) + 4 + len(h) + 8 + 4
+	size := len(sumMagic) + 2 + 4 + 4096 + 8 + 4
+	for i := range s.sums {
+		size += 4 + s.sums[i].CompactSize()
+	}
+	var buf bytes.Buffer
+	buf.Grow(size)
+	w := &sumWriter{w: &buf}
+	if s.Empty() {
+		w.head(nil)
+	} else {
+		w.head(&s.head)
+		w.count(len(s.sums))
 		for i := range s.sums {
-			size += 4 + s.sums[i].CompactSize()
+			w.piece(s.sums[i].AppendCompact)
 		}
-		b = append(make([]byte, 0, size), b...)
-		b, _ = appendSized(b, func(b []byte) ([]byte, error) { return append(b, h...), nil })
-		b = le.AppendUint32(b, uint32(len(s.sums)))
-		for i := range s.sums {
-			if b, err = appendSized(b, s.sums[i].AppendCompact); err != nil {
-				return nil, err
-			}
-		}
-		b = le.AppendUint32(b, uint32(len(s.means)))
+		w.count(len(s.means))
 		for i := range s.means {
-			if b, err = appendSized(b, s.means[i].AppendBinary); err != nil {
-				return nil, err
-			}
+			w.piece(s.means[i].AppendBinary)
 		}
 	}
-	return le.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
+	if err := w.end(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 func boolByte(v bool) byte {
@@ -214,97 +265,405 @@ func boolByte(v bool) byte {
 // a Sum's encoding give an error matching ErrState, and s is left
 // unchanged.
 func (s *Sum) UnmarshalBinary(data []byte) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: sum: %s", ErrState, fmt.Sprintf(format, args...))
+	r := &sumReader{r: bytes.NewReader(data)}
+	h, err := r.head()
+	if err != nil {
+		return err
 	}
-	le := binary.LittleEndian
-	head := len(sumMagic) + 2
-	if len(data) < head+4 || string(data[:len(sumMagic)]) != sumMagic {
-		return bad("not a multi-pair sum (bad magic)")
+	var t Sum
+	if h == nil {
+		err = r.end()
+	} else {
+		t.head = *h
+		err = eachTotal([]*sumReader{r}, nil, func(_ int, x *covariance.ExactSum) error {
+			t.sums = append(t.sums, *x)
+			return nil
+		}, func(_ int, m *covariance.ExactMean) error {
+			t.means = append(t.means, *m)
+			return nil
+		})
 	}
-	if v := data[len(sumMagic)]; v != sumVersion {
-		return bad("version %d, this build reads %d", v, sumVersion)
+	if err != nil {
+		return err
 	}
-	body := data[:len(data)-4]
-	if crc32.Checksum(body, castagnoli) != le.Uint32(data[len(body):]) {
-		return bad("checksum mismatch (truncated or corrupted)")
+	*s = t
+	return nil
+}
+
+// WriteSum writes the encoding of the Sum of a (what Add then MarshalBinary
+// give, byte for byte) to w, one accumulator at a time: it holds the exact
+// sum of one accumulator at once, and lets go of each of a's accumulators
+// once written. a is flushed first and must not be used afterwards.
+func WriteSum(w io.Writer, a *Accumulator) error {
+	h, accs, means, err := takeOver(a)
+	if err != nil {
+		return err
 	}
-	p := body[head:]
-	switch data[head-1] {
-	case 0:
-		if len(p) != 0 {
-			return bad("%d bytes after an empty sum", len(p))
+	sw := &sumWriter{w: w}
+	sw.head(&h)
+	sw.count(len(accs))
+	for i, acc := range accs {
+		var x covariance.ExactSum
+		if err := x.Add(acc); err != nil {
+			return fmt.Errorf("%w: %v", ErrIncompatible, err)
 		}
-		*s = Sum{}
+		accs[i] = nil
+		sw.piece(x.AppendCompact)
+	}
+	sw.count(len(means))
+	for _, m := range means {
+		var x covariance.ExactMean
+		if err := x.Add(m); err != nil {
+			return fmt.Errorf("%w: %v", ErrIncompatible, err)
+		}
+		sw.piece(x.AppendBinary)
+	}
+	return sw.end()
+}
+
+// MergeSums reads the encodings of Sums from sums and writes the encoding
+// of their total to w: the bytes that decoding them, merging them in any
+// order and encoding the total would give. It reads and writes one
+// accumulator at a time, holding the exact sums of that accumulator from
+// every input and their total, not whole Sums. An input that is not a
+// Sum's encoding, or that does not merge with the others, gives an error
+// matching ErrState or ErrIncompatible; what was written to w is then to be
+// discarded.
+func MergeSums(w io.Writer, sums ...io.Reader) error {
+	head, rs, err := readHeads(sums)
+	if err != nil {
+		return err
+	}
+	sw := &sumWriter{w: w}
+	if head == nil {
+		sw.head(nil)
+		return sw.end()
+	}
+	sw.head(head)
+	err = eachTotal(rs, func(n int) error {
+		sw.count(n)
 		return nil
+	}, func(_ int, x *covariance.ExactSum) error {
+		sw.piece(x.AppendCompact)
+		return nil
+	}, func(_ int, m *covariance.ExactMean) error {
+		sw.piece(m.AppendBinary)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return sw.end()
+}
+
+// AccumulatorOfSums reads the encodings of Sums from sums and returns the
+// accumulator of their total, as Estimator of their merged Sum would give
+// it. It reads one accumulator at a time: it holds the accumulator and the
+// exact sums of one of its accumulators, not whole Sums. No input but
+// empty Sums gives an error matching ErrInvalidInput.
+func AccumulatorOfSums(sums ...io.Reader) (*Accumulator, error) {
+	head, rs, err := readHeads(sums)
+	if err != nil {
+		return nil, err
+	}
+	if head == nil {
+		return nil, invalidf("no rows to sum")
+	}
+	a, accs, means, err := assemble(*head)
+	if err != nil {
+		return nil, err
+	}
+	check := planCounts(accs, means)
+	counts := 0
+	err = eachTotal(rs, func(n int) error {
+		if counts++; counts == 1 {
+			return check(n, -1)
+		}
+		return check(-1, n)
+	}, func(i int, x *covariance.ExactSum) error {
+		return setTotal(accs, i, x)
+	}, func(i int, m *covariance.ExactMean) error {
+		return setMean(means, i, m)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// readHeads reads the headers of the encodings of Sums and returns their
+// total (nil when every Sum is empty) and the readers of the nonempty
+// inputs, positioned at their number of exact sums. Empty inputs are read
+// to their end.
+func readHeads(sums []io.Reader) (*stateHeader, []*sumReader, error) {
+	var total Sum // its header only
+	var rs []*sumReader
+	for _, in := range sums {
+		r := &sumReader{r: in}
+		h, err := r.head()
+		if err != nil {
+			return nil, nil, err
+		}
+		if h == nil {
+			if err := r.end(); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		if err := total.Merge(&Sum{head: *h}); err != nil {
+			return nil, nil, err
+		}
+		rs = append(rs, r)
+	}
+	if total.Empty() {
+		return nil, nil, nil
+	}
+	return &total.head, rs, nil
+}
+
+// eachTotal reads the exact sums of every accumulator from rs, in their
+// order, and calls sum with their total, then the means likewise with
+// mean, and checks the end of every input. count, when not nil, is called
+// with the number of exact sums and then of means, before they are read.
+func eachTotal(rs []*sumReader, count func(n int) error, sum func(i int, x *covariance.ExactSum) error, mean func(i int, m *covariance.ExactMean) error) error {
+	counts := func(what string) (int, error) {
+		n := -1
+		for _, r := range rs {
+			c, err := r.count(what)
+			if err != nil {
+				return 0, err
+			}
+			if n >= 0 && c != n {
+				return 0, fmt.Errorf("%w: %d and %d %s", ErrIncompatible, n, c, what)
+			}
+			n = c
+		}
+		if count != nil {
+			return n, count(n)
+		}
+		return n, nil
+	}
+	n, err := counts("exact sums")
+	if err != nil {
+		return err
+	}
+	xs := make([]covariance.ExactSum, len(rs))
+	ptrs := make([]*covariance.ExactSum, len(rs))
+	for i := range n {
+		for j, r := range rs {
+			enc, err := r.sized(fmt.Sprintf("exact sum %d", i))
+			if err != nil {
+				return err
+			}
+			if err := xs[j].UnmarshalCompact(enc); err != nil {
+				return r.bad("exact sum %d: %v", i, err)
+			}
+			ptrs[j] = &xs[j]
+		}
+		var total covariance.ExactSum
+		if err := total.Merge(ptrs...); err != nil {
+			return fmt.Errorf("%w: exact sum %d: %v", ErrIncompatible, i, err)
+		}
+		clear(xs)
+		if err := sum(i, &total); err != nil {
+			return err
+		}
+	}
+	if n, err = counts("exact means"); err != nil {
+		return err
+	}
+	for i := range n {
+		var total covariance.ExactMean
+		for _, r := range rs {
+			enc, err := r.sized(fmt.Sprintf("exact mean %d", i))
+			if err != nil {
+				return err
+			}
+			var m covariance.ExactMean
+			if err := m.UnmarshalBinary(enc); err != nil {
+				return r.bad("exact mean %d: %v", i, err)
+			}
+			if err := total.Merge(&m); err != nil {
+				return fmt.Errorf("%w: exact mean %d: %v", ErrIncompatible, i, err)
+			}
+		}
+		if err := mean(i, &total); err != nil {
+			return err
+		}
+	}
+	for _, r := range rs {
+		if err := r.end(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sumWriter writes the encoding of a Sum piece by piece, computing its
+// checksum, and remembers the first error.
+type sumWriter struct {
+	w   io.Writer
+	crc uint32
+	buf []byte
+	err error
+}
+
+func (w *sumWriter) write(b []byte) {
+	if w.err != nil {
+		return
+	}
+	w.crc = crc32.Update(w.crc, castagnoli, b)
+	_, w.err = w.w.Write(b)
+}
+
+// head writes the magic, version, flag and header h (nil: an empty Sum).
+func (w *sumWriter) head(h *stateHeader) {
+	w.write(append([]byte(sumMagic), sumVersion, boolByte(h != nil)))
+	if h == nil {
+		return
+	}
+	j, err := json.Marshal(h)
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	w.piece(func(b []byte) ([]byte, error) { return append(b, j...), nil })
+}
+
+// count writes a number of pieces (4 bytes).
+func (w *sumWriter) count(n int) {
+	w.write(binary.LittleEndian.AppendUint32(nil, uint32(n)))
+}
+
+// piece writes a field and its length (4 bytes), as appendTo appends it.
+func (w *sumWriter) piece(appendTo func([]byte) ([]byte, error)) {
+	if w.err != nil {
+		return
+	}
+	b, err := appendSized(w.buf[:0], appendTo)
+	if err != nil {
+		w.err = err
+		return
+	}
+	w.write(b)
+	w.buf = b
+}
+
+// end writes the checksum and returns the first error.
+func (w *sumWriter) end() error {
+	w.write(binary.LittleEndian.AppendUint32(nil, w.crc))
+	return w.err
+}
+
+// sumReader reads the encoding of a Sum piece by piece from an input of
+// unknown length, computing its checksum. It holds one piece at a time,
+// and what a piece's length claims is read in chunks, so that it holds
+// what came, not what a corrupted length says.
+type sumReader struct {
+	r   io.Reader
+	crc uint32
+}
+
+func (r *sumReader) bad(format string, args ...any) error {
+	return fmt.Errorf("%w: sum: %s", ErrState, fmt.Sprintf(format, args...))
+}
+
+// read reads exactly n bytes, adding them to the checksum.
+func (r *sumReader) read(n uint64, what string) ([]byte, error) {
+	var b []byte
+	for uint64(len(b)) < n {
+		chunk := min(n-uint64(len(b)), 1<<20)
+		b = slices.Grow(b, int(chunk))
+		k, err := io.ReadFull(r.r, b[len(b):len(b)+int(chunk)])
+		b = b[:len(b)+k]
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil, r.bad("truncated: %s", what)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: sum: reading %s: %v", ErrState, what, err)
+		}
+	}
+	r.crc = crc32.Update(r.crc, castagnoli, b)
+	return b, nil
+}
+
+// count reads a number of pieces (4 bytes).
+func (r *sumReader) count(what string) (int, error) {
+	b, err := r.read(4, "the number of "+what)
+	if err != nil {
+		return 0, err
+	}
+	return int(binary.LittleEndian.Uint32(b)), nil
+}
+
+// sized reads a field and its 4-byte length.
+func (r *sumReader) sized(what string) ([]byte, error) {
+	n, err := r.read(4, what)
+	if err != nil {
+		return nil, err
+	}
+	return r.read(uint64(binary.LittleEndian.Uint32(n)), what)
+}
+
+// head reads the magic, version, flag and header: nil for an empty Sum.
+func (r *sumReader) head() (*stateHeader, error) {
+	b, err := r.read(uint64(len(sumMagic))+2, "the magic")
+	if err != nil || string(b[:len(sumMagic)]) != sumMagic {
+		return nil, r.bad("not a multi-pair sum (bad magic)")
+	}
+	if v := b[len(sumMagic)]; v != sumVersion {
+		return nil, r.bad("version %d, this build reads %d", v, sumVersion)
+	}
+	switch b[len(sumMagic)+1] {
+	case 0:
+		return nil, nil
 	case 1:
 	default:
-		return bad("flag %d", data[head-1])
+		return nil, r.bad("flag %d", b[len(sumMagic)+1])
 	}
-	next := func() ([]byte, bool) {
-		if len(p) < 4 || uint64(le.Uint32(p)) > uint64(len(p)-4) {
-			return nil, false
-		}
-		n := le.Uint32(p)
-		v := p[4 : 4+n]
-		p = p[4+n:]
-		return v, true
+	n, err := r.read(4, "the header")
+	if err != nil {
+		return nil, err
 	}
-	count := func() (int, bool) {
-		if len(p) < 4 {
-			return 0, false
-		}
-		n := int(le.Uint32(p))
-		p = p[4:]
-		return n, n <= len(p)/4
+	if binary.LittleEndian.Uint32(n) > maxHeader {
+		return nil, r.bad("header of %d bytes", binary.LittleEndian.Uint32(n))
 	}
-	hb, ok := next()
-	if !ok || len(hb) > maxHeader {
-		return bad("truncated header")
+	hb, err := r.read(uint64(binary.LittleEndian.Uint32(n)), "the header")
+	if err != nil {
+		return nil, err
 	}
 	var h stateHeader
 	dec := json.NewDecoder(bytes.NewReader(hb))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&h); err != nil {
-		return bad("header: %v", err)
+		return nil, r.bad("header: %v", err)
 	}
 	if len(h.Sigmas) == 0 || h.Rows < 0 || h.Skipped < 0 || h.Chunks < 0 {
-		return bad("header: %d bandwidths, counts %d, %d, %d", len(h.Sigmas), h.Rows, h.Skipped, h.Chunks)
+		return nil, r.bad("header: %d bandwidths, counts %d, %d, %d", len(h.Sigmas), h.Rows, h.Skipped, h.Chunks)
 	}
 	if _, err := h.shardSet(); err != nil {
+		return nil, err
+	}
+	return &h, nil
+}
+
+// end reads and checks the checksum, and that nothing follows it.
+func (r *sumReader) end() error {
+	want := r.crc
+	b, err := r.read(4, "the checksum")
+	if err != nil {
 		return err
 	}
-	n, ok := count()
-	if !ok {
-		return bad("truncated: exact sums")
+	if binary.LittleEndian.Uint32(b) != want {
+		return r.bad("checksum mismatch (truncated or corrupted)")
 	}
-	sums := make([]covariance.ExactSum, n)
-	for i := range sums {
-		enc, ok := next()
-		if !ok {
-			return bad("truncated: %d of %d exact sums", i, n)
-		}
-		if err := sums[i].UnmarshalCompact(enc); err != nil {
-			return bad("exact sum %d: %v", i, err)
-		}
+	var one [1]byte
+	n, err := io.ReadFull(r.r, one[:])
+	if n != 0 {
+		return r.bad("trailing data after the checksum")
 	}
-	if n, ok = count(); !ok {
-		return bad("truncated: exact means")
+	if err != nil && err != io.EOF {
+		return fmt.Errorf("%w: sum: at its end: %v", ErrState, err)
 	}
-	means := make([]covariance.ExactMean, n)
-	for i := range means {
-		enc, ok := next()
-		if !ok {
-			return bad("truncated: %d of %d exact means", i, n)
-		}
-		if err := means[i].UnmarshalBinary(enc); err != nil {
-			return bad("exact mean %d: %v", i, err)
-		}
-	}
-	if len(p) != 0 {
-		return bad("%d bytes of trailing data", len(p))
-	}
-	*s = Sum{head: h, sums: sums, means: means}
 	return nil
 }
 

@@ -2,7 +2,9 @@ package rank
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"io"
 	"testing"
 )
 
@@ -162,5 +164,126 @@ func TestSumIsOrderFree(t *testing.T) {
 	var s Sum
 	if err := s.UnmarshalBinary(bad); !errors.Is(err, ErrState) {
 		t.Errorf("a flipped bit: %v", err)
+	}
+}
+
+// TestSumStreams: WriteSum writes the sums of Add and MarshalBinary,
+// MergeSums the bytes of the merged Sum's encoding whatever the order of
+// its inputs (an empty Sum among them), and AccumulatorOfSums the state of
+// the merged Sum's Estimator; inputs that do not merge, or are damaged,
+// are refused.
+func TestSumStreams(t *testing.T) {
+	const n, c = 5000, 3
+	W := c + 1
+	data := table(n, c, 2, 46)
+	plan := rankPlan(c)
+	cfg, err := ResolvePilot(plan, Config{Stream: testConfig(16)}, data[:1000*W], 1000, "the first 1000 rows")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cuts := []int{0, 1200, 3900, n}
+	var sums, written [][]byte
+	for i := 0; i+1 < len(cuts); i++ {
+		for _, stream := range []bool{false, true} {
+			acc, err := New(plan, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			feed(t, data[cuts[i]*W:cuts[i+1]*W], W, 1500, acc.Add)
+			if stream {
+				var b bytes.Buffer
+				if err := WriteSum(&b, acc); err != nil {
+					t.Fatal(err)
+				}
+				written = append(written, b.Bytes())
+				continue
+			}
+			var s Sum
+			if err := s.Add(acc); err != nil {
+				t.Fatal(err)
+			}
+			b, err := s.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sums = append(sums, b)
+		}
+	}
+	body := func(b []byte) []byte {
+		start := len(sumMagic) + 2
+		if len(b) < start+4 {
+			return nil
+		}
+		return b[start+4+int(binary.LittleEndian.Uint32(b[start:])) : len(b)-4]
+	}
+	var total Sum
+	for i, b := range sums {
+		// The two runs differ in their shard ids only (the header).
+		if body(b) == nil || !bytes.Equal(body(b), body(written[i])) {
+			t.Fatalf("split %d: WriteSum wrote other sums than Add and MarshalBinary", i)
+		}
+		var s Sum
+		if err := s.UnmarshalBinary(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := total.Merge(&s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := total.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty, err := new(Sum).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	readers := func(bs ...[]byte) []io.Reader {
+		var rs []io.Reader
+		for _, b := range bs {
+			rs = append(rs, bytes.NewReader(b))
+		}
+		return rs
+	}
+	for _, order := range [][]int{{0, 1, 2}, {2, 0, 1}} {
+		var b bytes.Buffer
+		if err := MergeSums(&b, readers(sums[order[0]], empty, sums[order[1]], sums[order[2]])...); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b.Bytes(), want) {
+			t.Errorf("order %v: MergeSums wrote other bytes than the merged Sum's", order)
+		}
+	}
+	// Two levels: (0 + 1) + 2.
+	var pair bytes.Buffer
+	if err := MergeSums(&pair, readers(sums[0], sums[1])...); err != nil {
+		t.Fatal(err)
+	}
+	acc, err := AccumulatorOfSums(readers(pair.Bytes(), sums[2])...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	est, err := total.Estimator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err1 := acc.MarshalBinary()
+	exp, err2 := est.MarshalBinary()
+	if err1 != nil || err2 != nil || !bytes.Equal(got, exp) {
+		t.Errorf("AccumulatorOfSums: another state than the merged Sum's Estimator (%v, %v)", err1, err2)
+	}
+	if _, err := AccumulatorOfSums(readers(empty)...); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("only an empty sum: %v", err)
+	}
+	if err := MergeSums(io.Discard, readers(sums[0], pair.Bytes())...); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("a split's rows twice: %v", err)
+	}
+	bad := bytes.Clone(sums[1])
+	bad[len(bad)/2] ^= 1
+	if _, err := AccumulatorOfSums(readers(sums[0], bad)...); !errors.Is(err, ErrState) {
+		t.Errorf("a flipped bit: %v", err)
+	}
+	if err := MergeSums(io.Discard, readers(sums[0], sums[1][:len(sums[1])-1])...); !errors.Is(err, ErrState) {
+		t.Errorf("a truncated sum: %v", err)
 	}
 }

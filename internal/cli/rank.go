@@ -21,8 +21,8 @@ import (
 // (BENCHMARKS.md and CALIBRATION.md, "Screening defaults", measure the
 // ranking error against exact DiME and the cost).
 const (
-	defaultRankFeatures   = 32
-	defaultMatrixFeatures = 32
+	defaultRankFeatures   = cliflag.DefaultRankFeatures
+	defaultMatrixFeatures = cliflag.DefaultRankFeatures
 )
 
 // multiFlags are the flags shared by rank and matrix.

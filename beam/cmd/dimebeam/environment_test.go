@@ -69,7 +69,8 @@ func TestRunnerEnvironments(t *testing.T) {
 // TestTempLocationRequired: a runner whose workers do not run in this
 // process needs --temp_location, where the splits' sums are written; without
 // it the sums (30 to 38 MB each at D = 256) would travel through the
-// runner as elements. One line, exit 2, before any job is submitted.
+// runner as elements. One line, exit 2, before any job is submitted; the
+// same for dimebeam rank.
 func TestTempLocationRequired(t *testing.T) {
 	dir := t.TempDir()
 	gen(t, filepath.Join(dir, "a.parquet"), 100, 1)
@@ -79,8 +80,14 @@ func TestTempLocationRequired(t *testing.T) {
 	}
 	*jobopts.EnvironmentType, *jobopts.EnvironmentConfig = "docker", ""
 	*jobopts.Endpoint, *runners.Runner = "localhost:1", "flink"
-	code, out, errs := runCmd(t, "--input", dir, "--x", "x0,x1", "--y", "y0,y1", "--output", filepath.Join(t.TempDir(), "r.json"))
-	if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "--temp_location is required") {
-		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line asking for --temp_location", code, out, errs)
+	out := filepath.Join(t.TempDir(), "r.json")
+	for _, c := range []struct {
+		name string
+		run  func(*testing.T, ...string) (int, string, string)
+	}{{"dimebeam", runCmd}, {"dimebeam rank", runRank}} {
+		code, stdout, errs := c.run(t, "--input", dir, "--x", "x0,x1", "--y", "y0,y1", "--output", out)
+		if code != 2 || stdout != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "--temp_location is required") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one line asking for --temp_location", c.name, code, stdout, errs)
+		}
 	}
 }

@@ -34,7 +34,7 @@ func TestAsyncLocalRefused(t *testing.T) {
 		var o options
 		o.register(fs)
 		var out, errb bytes.Buffer
-		if _, ok := parseFlags(fs, []string{"--input", t.TempDir(), "--x", "a", "--y", "b"}, &errb); !ok {
+		if _, ok := parseFlags(fs, []string{"--input", t.TempDir(), "--x", "a", "--y", "b"}, &errb, false); !ok {
 			t.Fatalf("flags: %s", errb.String())
 		}
 		o.runner = runner
@@ -62,7 +62,7 @@ func TestFlagErrorOneLine(t *testing.T) {
 		var o options
 		o.register(fs)
 		var out bytes.Buffer
-		code, ok := parseFlags(fs, c.args, &out)
+		code, ok := parseFlags(fs, c.args, &out, false)
 		if ok || code != c.code || strings.Count(out.String(), "\n") != c.lines || !strings.HasPrefix(out.String(), "dimebeam: ") {
 			t.Errorf("%v: exit %d, output %q", c.args, code, out.String())
 		}
@@ -71,7 +71,7 @@ func TestFlagErrorOneLine(t *testing.T) {
 	var o options
 	o.register(fs)
 	var out bytes.Buffer
-	if code, ok := parseFlags(fs, []string{"-h"}, &out); ok || code != 0 || !strings.Contains(out.String(), "usage: dimebeam") {
+	if code, ok := parseFlags(fs, []string{"-h"}, &out, false); ok || code != 0 || !strings.Contains(out.String(), "usage: dimebeam") {
 		t.Errorf("-h: exit %d, output %.80q", code, out.String())
 	}
 }

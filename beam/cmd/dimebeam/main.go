@@ -46,9 +46,15 @@ func main() {
 	host.UseBLAS()
 	host.LimitMemory()
 	var o options
-	o.register(flag.CommandLine)
+	args := os.Args[1:]
+	if len(args) > 0 && args[0] == "rank" {
+		o.registerRank(flag.CommandLine)
+		args = args[1:]
+	} else {
+		o.register(flag.CommandLine)
+	}
 	flag.CommandLine.Init("dimebeam", flag.ContinueOnError)
-	if code, ok := parseFlags(flag.CommandLine, os.Args[1:], os.Stderr); !ok {
+	if code, ok := parseFlags(flag.CommandLine, args, os.Stderr, o.rank != nil); !ok {
 		os.Exit(code)
 	}
 	// A worker started by a runner runs its harness here and never returns.
@@ -59,7 +65,7 @@ func main() {
 
 // parseFlags parses the command line: a bad flag is one line on w and exit
 // status 2, -h the usage and 0; ok is true when the command should run.
-func parseFlags(fs *flag.FlagSet, args []string, w io.Writer) (code int, ok bool) {
+func parseFlags(fs *flag.FlagSet, args []string, w io.Writer, rank bool) (code int, ok bool) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	err := fs.Parse(args)
@@ -67,24 +73,41 @@ func parseFlags(fs *flag.FlagSet, args []string, w io.Writer) (code int, ok bool
 	case err == nil:
 		return 0, true
 	case errors.Is(err, flag.ErrHelp):
-		usage(w)
+		usage(w, rank)
 		return 0, false
 	}
-	fmt.Fprintf(w, "dimebeam: %s (run dimebeam -h for the flags)\n", redact.String(err.Error()))
+	cmd := "dimebeam"
+	if rank {
+		cmd = "dimebeam rank"
+	}
+	fmt.Fprintf(w, "dimebeam: %s (run %s -h for the flags)\n", redact.String(err.Error()), cmd)
 	return 2, false
 }
 
-func usage(w io.Writer) {
-	fmt.Fprint(w, `usage: dimebeam --input DIR|PATTERN|FILE --x COLS --y COLS [flags]
+func usage(w io.Writer, rank bool) {
+	fs := flag.NewFlagSet("dimebeam", flag.ContinueOnError)
+	var o options
+	if rank {
+		fmt.Fprint(w, `usage: dimebeam rank --input DIR|PATTERN|FILE --y TARGET --x 'PATTERN,...' [--group NAME=A,B] [flags]
+
+Ranks candidates against a target on Apache Beam, as dime rank ranks them,
+and prints the ranking as one JSON object (the fields of dime rank --json),
+or as CSV with --csv.
+
+dimebeam rank flags:
+`)
+		o.registerRank(fs)
+	} else {
+		fmt.Fprint(w, `usage: dimebeam --input DIR|PATTERN|FILE --x COLS --y COLS [flags]
+       dimebeam rank --input DIR|PATTERN|FILE --y TARGET --x 'PATTERN,...' [flags]
 
 Scores a dataset with dime's streaming RFF estimator on Apache Beam and
 prints the result as one JSON object (the fields of dime score --json).
 
 dimebeam flags:
 `)
-	fs := flag.NewFlagSet("dimebeam", flag.ContinueOnError)
-	var o options
-	o.register(fs)
+		o.register(fs)
+	}
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fmt.Fprint(w, `

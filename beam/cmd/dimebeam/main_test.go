@@ -47,9 +47,16 @@ func TestMain(m *testing.M) {
 // runCmd runs dimebeam in this process, on Prism.
 func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runWith(t, (*options).register, args...)
+}
+
+// runWith runs dimebeam in this process, on Prism, with the flags that
+// register registers.
+func runWith(t *testing.T, register func(*options, *flag.FlagSet), args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	fs := flag.NewFlagSet("dimebeam", flag.ContinueOnError)
 	var o options
-	o.register(fs)
+	register(&o, fs)
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}

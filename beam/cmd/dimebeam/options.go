@@ -23,8 +23,9 @@ type options struct {
 	output    string
 	saveState string
 	verbose   bool
-	args      []string // positional arguments: more inputs
-	runner    string   // set by run from --runner
+	args      []string      // positional arguments: more inputs
+	runner    string        // set by run from --runner
+	rank      *cliflag.Rank // dimebeam rank's flags; nil for a score
 }
 
 // inputList is a repeatable flag.
@@ -49,6 +50,34 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.verbose, "verbose", false, "show the runner's logs on stderr")
 }
 
+// registerRank registers the flags of dimebeam rank: dime rank's
+// estimator and ranking flags (--group, --top, --csv; D's screening
+// default), and dimebeam's.
+func (o *options) registerRank(fs *flag.FlagSet) {
+	o.register(fs)
+	o.est.RegisterRows(fs)
+	o.est.RegisterNormalized(fs)
+	o.rank = &cliflag.Rank{}
+	o.rank.Register(fs, &o.est, cliflag.DefaultRankFeatures)
+	if fl := fs.Lookup("output"); fl != nil {
+		fl.Usage = "write the JSON result (the CSV with --csv) to this path or URL (required unless the runner runs here: prism, direct, loopback)"
+	}
+}
+
+// inputList returns the inputs: --input and the positional arguments.
+func (o *options) inputList() ([]string, error) {
+	inputs := append(append([]string{}, o.inputs...), o.args...)
+	if len(inputs) == 0 {
+		return nil, usagef("--input is required: a data file, a directory or a quoted glob")
+	}
+	for _, in := range inputs {
+		if in == "-" {
+			return nil, usagef("--input -: a pipeline cannot read stdin; give files")
+		}
+	}
+	return inputs, nil
+}
+
 // errUsage marks errors of the command line and of the input: exit status 2
 // (vocab.IsUsage).
 var errUsage = vocab.NewSentinel("usage")
@@ -61,14 +90,9 @@ func usagef(format string, args ...any) error {
 // inputs.
 func (o *options) config() (dimebeam.Config, []string, error) {
 	var cfg dimebeam.Config
-	inputs := append(append([]string{}, o.inputs...), o.args...)
-	if len(inputs) == 0 {
-		return cfg, nil, usagef("--input is required: a data file, a directory or a quoted glob")
-	}
-	for _, in := range inputs {
-		if in == "-" {
-			return cfg, nil, usagef("--input -: a pipeline cannot read stdin; give files")
-		}
+	inputs, err := o.inputList()
+	if err != nil {
+		return cfg, nil, err
 	}
 	xcols, ycols, err := o.est.Views()
 	if err != nil {

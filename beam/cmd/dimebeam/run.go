@@ -43,7 +43,11 @@ var (
 // run runs the command and returns its exit status.
 func run(ctx context.Context, o options, stdout, stderr io.Writer) int {
 	quietLogs(stderr, o.verbose)
-	err := score(ctx, o, stdout, stderr)
+	job := score
+	if o.rank != nil {
+		job = rankCmd
+	}
+	err := job(ctx, o, stdout, stderr)
 	if err == nil {
 		return 0
 	}
@@ -56,6 +60,39 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) int {
 
 func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	start := time.Now()
+	runner, err := o.runnerName()
+	if err != nil {
+		return err
+	}
+	cfg, inputs, err := o.config()
+	if err != nil {
+		return err
+	}
+	l, err := o.launch(runner)
+	if err != nil {
+		return err
+	}
+	defer l.cleanup()
+	rules := [2]string{cfg.Stream.BandwidthX.String(), cfg.Stream.BandwidthY.String()}
+	cfg, pilot, err := dimebeam.ChoosePilot(ctx, inputs, cfg)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if err := l.check(ctx, inputs, cfg); err != nil {
+		return err
+	}
+	cfg.TempDir = l.tempDir
+	p, s := beam.NewPipelineWithRoot()
+	sums := dimebeam.Sums(s, beam.CreateList(s, inputs), cfg)
+	rf := &reportFn{Input: l.input, Start: start.UnixNano(), RuleX: rules[0], RuleY: rules[1], Scaling: cfg.Stream.Scaling,
+		PilotRows: pilot.Rows, Pilot: pilot.Method.String(), DimX: pilot.DimX, DimY: pilot.DimY}
+	reports := beam.ParDo(s, rf, dimebeam.Results(s, sums, cfg))
+	return l.run(ctx, p, s, reports, sums, stdout, stderr, printResult)
+}
+
+// runnerName returns the runner (--runner, Beam's --runner, prism), checked
+// with the environment it runs the workers in.
+func (o *options) runnerName() (string, error) {
 	runner := o.runner
 	if runner == "" {
 		runner = *runners.Runner
@@ -66,106 +103,93 @@ func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	given := runner
 	runner = strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(runner, "Runner"), "runner"))
 	if !slices.Contains(knownRunners, runner) {
-		return usagef("--runner %q: want one of %s", given, strings.Join(knownRunners, ", "))
+		return "", usagef("--runner %q: want one of %s", given, strings.Join(knownRunners, ", "))
 	}
-	if err := checkEnvironment(runner); err != nil {
-		return err
-	}
-	cfg, inputs, err := o.config()
-	if err != nil {
-		return err
-	}
-	local := slices.Contains(localRunners, runner) || strings.EqualFold(*jobopts.EnvironmentType, "loopback")
-	if *jobopts.Async && local {
+	return runner, checkEnvironment(runner)
+}
+
+// launch is what a job checked and chose before its pipeline runs, the same
+// for dimebeam and dimebeam rank: where the result goes, the files not to
+// overwrite, the input as dime names it and the directory of the splits'
+// sums.
+type launch struct {
+	runner            string
+	local             bool   // the workers run in this process
+	given             string // --output
+	output, saveState string
+	exclude           []string
+	input             string
+	tempDir           string // Config.TempDir
+	cleanup           func()
+}
+
+// launch checks the flags that say where a job runs and writes: --async
+// needs workers that outlive dimebeam, --output and --temp_location workers
+// elsewhere. It chooses the result's path (a temporary file when the
+// workers run here and --output is not given); cleanup removes it.
+func (o *options) launch(runner string) (*launch, error) {
+	l := &launch{runner: runner, given: o.output, output: o.output, saveState: o.saveState, cleanup: func() {}}
+	l.local = slices.Contains(localRunners, runner) || strings.EqualFold(*jobopts.EnvironmentType, "loopback")
+	if *jobopts.Async && l.local {
 		// The workers of a local runner live in this process: a submitted
 		// job would die with it (the SDK panicked).
-		return usagef("--async needs workers that outlive dimebeam (a job server or a service); with --runner %s or LOOPBACK they run in this process", runner)
+		return nil, usagef("--async needs workers that outlive dimebeam (a job server or a service); with --runner %s or LOOPBACK they run in this process", runner)
 	}
-	output := o.output
-	if output == "" {
-		if !local {
-			return usagef("--output is required with --runner %s: the workers write the result there", runner)
+	if l.output == "" {
+		if !l.local {
+			return nil, usagef("--output is required with --runner %s: the workers write the result there", runner)
 		}
 		dir, err := os.MkdirTemp("", "dimebeam-")
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer os.RemoveAll(dir)
-		output = filepath.Join(dir, "result.json")
+		l.cleanup = func() { os.RemoveAll(dir) }
+		l.output = filepath.Join(dir, "result.json")
 	}
-	if f := flag.Lookup("temp_location"); !local && (f == nil || f.Value.String() == "") {
+	if f := flag.Lookup("temp_location"); !l.local && (f == nil || f.Value.String() == "") {
 		// Without it the sums would be the runner's elements, 30 to 38 MB
 		// each at D = 256, which a runner holds and copies.
-		return usagef("--temp_location is required with --runner %s: the splits' exact sums are written there and only their names go through the runner", runner)
+		l.cleanup()
+		return nil, usagef("--temp_location is required with --runner %s: the splits' exact sums are written there and only their names go through the runner", runner)
 	}
-	rules := [2]string{cfg.Stream.BandwidthX.String(), cfg.Stream.BandwidthY.String()}
-	cfg, pilot, err := dimebeam.ChoosePilot(ctx, inputs, cfg)
-	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
+	return l, nil
+}
+
+// check resolves the inputs as the pipeline will (reporting a missing file
+// or a bad column at once), names the input as dime names it, checks the
+// outputs as dime checks its own (a new path or a regular file, none of the
+// files of the dataset however the arguments name them) and makes the
+// directory of the splits' sums.
+func (l *launch) check(ctx context.Context, inputs []string, cfg dimebeam.Config) error {
 	files, err := dimebeam.Check(ctx, inputs, cfg)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	// The input as dime score names it: the arguments, and the number of
-	// files when it is not one.
-	input := redact.String(strings.Join(inputs, " "))
+	// The input as dime names it: the arguments, and the number of files
+	// when it is not one.
+	l.input = redact.String(strings.Join(inputs, " "))
 	if files != 1 || len(inputs) != 1 {
-		input += fmt.Sprintf(" (%d files)", files)
+		l.input += fmt.Sprintf(" (%d files)", files)
 	}
-	// The outputs are checked as dime checks its own: a new path or a
-	// regular file, none of the files of the dataset however the arguments
-	// name them.
 	dataFiles, err := dimebeam.LocalFiles(ctx, inputs, cfg)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	exclude := append(slices.Clone(inputs), dataFiles...)
-	for _, out := range []struct{ flag, path string }{{"--output", o.output}, {"--save-state", o.saveState}} {
+	l.exclude = append(slices.Clone(inputs), dataFiles...)
+	for _, out := range []struct{ flag, path string }{{"--output", l.given}, {"--save-state", l.saveState}} {
 		if out.path == "" {
 			continue
 		}
-		if err := dimebeam.CheckOutput(out.path, exclude...); err != nil {
+		if err := dimebeam.CheckOutput(out.path, l.exclude...); err != nil {
 			return usagef("%s %s", out.flag, strings.TrimPrefix(err.Error(), "dimebeam: "))
 		}
 		if overwritesInput(out.path, inputs) {
 			return usagef("%s %s is an input: refusing to overwrite it", out.flag, out.path)
 		}
 	}
-
-	cfg.TempDir, err = tempDir(local)
-	if err != nil {
-		return err
-	}
-	p, s := beam.NewPipelineWithRoot()
-	sums := dimebeam.Sums(s, beam.CreateList(s, inputs), cfg)
-	rf := &reportFn{Input: input, Start: start.UnixNano(), RuleX: rules[0], RuleY: rules[1], Scaling: cfg.Stream.Scaling,
-		PilotRows: pilot.Rows, Pilot: pilot.Method.String(), DimX: pilot.DimX, DimY: pilot.DimY}
-	reports := beam.ParDo(s, rf, dimebeam.Results(s, sums, cfg))
-	dimebeam.WriteFile(s, reports, output, exclude...)
-	if o.saveState != "" {
-		dimebeam.WriteState(s, sums, o.saveState, exclude...)
-	}
-	_, err = beam.Run(ctx, runner, p)
-	if *jobopts.Async {
-		if err == nil {
-			printSubmitted(stderr, output)
-			if cfg.TempDir != "" {
-				fmt.Fprintf(stderr, "dimebeam: the shards' sums will be left in %s: remove it once the job is done\n", redact.String(cfg.TempDir))
-			}
-		}
-		return pipelineErrorOrNil(err)
-	}
-	// The sums are removed whether the job succeeded or not.
-	if rmErr := dimebeam.RemoveTemp(ctx, cfg.TempDir); rmErr != nil {
-		fmt.Fprintf(stderr, "dimebeam: warning: removing the temporary sums in %s: %s\n", redact.String(cfg.TempDir), redact.String(rmErr.Error()))
-	}
-	if err != nil {
-		return pipelineError(err)
-	}
-	return printResult(ctx, output, stdout, stderr)
+	l.tempDir, err = tempDir(l.local)
+	return err
 }
-
 func pipelineErrorOrNil(err error) error {
 	if err == nil {
 		return nil
@@ -193,21 +217,56 @@ func printSubmitted(stderr io.Writer, output string) {
 	fmt.Fprintf(stderr, "dimebeam: job submitted; the result will be written to %s\n", redact.String(output))
 }
 
-// printResult prints the JSON the pipeline wrote, and on stderr the
-// bandwidths that a rule chose.
-func printResult(ctx context.Context, output string, stdout, stderr io.Writer) error {
+// run writes the reports (one []byte) to the output and the state of the
+// merged sums (one Merged) to --save-state, runs the pipeline, removes the
+// splits' sums, and prints the output with print (not with --async).
+func (l *launch) run(ctx context.Context, p *beam.Pipeline, s beam.Scope, reports, sums beam.PCollection, stdout, stderr io.Writer,
+	print func(ctx context.Context, output string, stdout, stderr io.Writer) error) error {
+	dimebeam.WriteFile(s, reports, l.output, l.exclude...)
+	if l.saveState != "" {
+		dimebeam.WriteState(s, sums, l.saveState, l.exclude...)
+	}
+	_, err := beam.Run(ctx, l.runner, p)
+	if *jobopts.Async {
+		if err == nil {
+			printSubmitted(stderr, l.output)
+			if l.tempDir != "" {
+				fmt.Fprintf(stderr, "dimebeam: the shards' sums will be left in %s: remove it once the job is done\n", redact.String(l.tempDir))
+			}
+		}
+		return pipelineErrorOrNil(err)
+	}
+	// The sums are removed whether the job succeeded or not.
+	if rmErr := dimebeam.RemoveTemp(ctx, l.tempDir); rmErr != nil {
+		fmt.Fprintf(stderr, "dimebeam: warning: removing the temporary sums in %s: %s\n", redact.String(l.tempDir), redact.String(rmErr.Error()))
+	}
+	if err != nil {
+		return pipelineError(err)
+	}
+	return print(ctx, l.output, stdout, stderr)
+}
+
+// readOutput reads what the pipeline wrote to output.
+func readOutput(ctx context.Context, output string) ([]byte, error) {
 	fs, err := filesystem.New(ctx, output)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer fs.Close()
 	b, err := filesystem.Read(ctx, fs, output)
 	if err != nil {
-		if *jobopts.Async {
-			return nil
-		}
 		// A job that wrote nothing had no rows to combine.
-		return fmt.Errorf("%w: reading the result %s: %v (no rows in the input?)", errUsage, output, err)
+		return nil, fmt.Errorf("%w: reading the result %s: %v (no rows in the input?)", errUsage, output, err)
+	}
+	return b, nil
+}
+
+// printResult prints the JSON the pipeline wrote, and on stderr the
+// bandwidths that a rule chose.
+func printResult(ctx context.Context, output string, stdout, stderr io.Writer) error {
+	b, err := readOutput(ctx, output)
+	if err != nil {
+		return err
 	}
 	var r report.Report
 	if err := json.Unmarshal(b, &r); err != nil {
@@ -301,7 +360,7 @@ func overwritesInput(out string, inputs []string) bool {
 // the data.
 func pipelineError(err error) error {
 	line := errorLine(err)
-	for _, p := range []string{"dimeio: ", "dimebeam: ", "stream: invalid input", "stream: incompatible"} {
+	for _, p := range []string{"dimeio: ", "dimebeam: ", "stream: invalid input", "stream: incompatible", "rank: invalid input", "rank: incompatible"} {
 		if strings.HasPrefix(line, p) {
 			return fmt.Errorf("%w: %s", errUsage, line)
 		}
@@ -318,7 +377,7 @@ func errorLine(err error) string {
 	lines := strings.Split(msg, "\n")
 	for _, l := range lines {
 		l = strings.TrimSpace(l)
-		for _, p := range []string{"dimeio: ", "dimebeam: ", "stream: ", "covariance: ", "exact: "} {
+		for _, p := range []string{"dimeio: ", "dimebeam: ", "stream: ", "rank: ", "covariance: ", "exact: "} {
 			if i := strings.Index(l, p); i >= 0 {
 				return l[i:]
 			}

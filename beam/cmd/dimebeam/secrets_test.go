@@ -71,7 +71,7 @@ func TestNoSecrets(t *testing.T) {
 	var o options
 	o.register(fset)
 	var msg strings.Builder
-	if code, ok := parseFlags(fset, []string{"--features", userinfo("x") + "&sig=PLANTEDSIG"}, &msg); ok || code != 2 || strings.Contains(msg.String(), planted.Mark) {
+	if code, ok := parseFlags(fset, []string{"--features", userinfo("x") + "&sig=PLANTEDSIG"}, &msg, false); ok || code != 2 || strings.Contains(msg.String(), planted.Mark) {
 		t.Errorf("a bad flag: exit %d, stderr %q; want exit 2 and no secret", code, msg.String())
 	}
 
