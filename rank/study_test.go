@@ -20,7 +20,8 @@ import (
 
 // The studies behind dime rank's defaults and CALIBRATION.md: run with
 // DIME_RANK_STUDY=screening (the choice of D, on tuning seeds 1–6) or
-// DIME_RANK_STUDY=calibration (held-out seeds 1000–1099), e.g.
+// DIME_RANK_STUDY=calibration (held-out seeds 1000–1099, or 100 from
+// DIME_RANK_SEED; DIME_RANK_ROWS rows, DIME_RANK_D frequencies), e.g.
 //
 //	DIME_RANK_STUDY=calibration GOMAXPROCS=1 go test ./rank -run TestStudy -v -timeout 3h
 
@@ -208,10 +209,14 @@ func TestStudyCalibration(t *testing.T) {
 		D = v
 	}
 	const tables = 100
+	first := uint64(1000)
+	if v, err := strconv.ParseUint(os.Getenv("DIME_RANK_SEED"), 10, 64); err == nil {
+		first = v // fresh held-out seeds
+	}
 	var inOrder, depQ, depTotal, nullQ05, nullP05, nullP01, nullTotal, tablesWithFalse int
 	var fdp []float64
 	var cpu float64
-	for s := uint64(1000); s < 1000+tables; s++ {
+	for s := first; s < first+tables; s++ {
 		data, plan, dep := screenTable(t, rows, s)
 		res, _, a, r := rankTable(t, data, plan, D)
 		cpu += a + r
@@ -250,12 +255,12 @@ func TestStudyCalibration(t *testing.T) {
 			tablesWithFalse++
 		}
 		fdp = append(fdp, float64(falseDisc)/math.Max(1, float64(disc)))
-		if (s-999)%10 == 0 {
-			t.Logf("%d tables: %d in true order, %d of %d independent at q <= 0.05, %d at p <= 0.05", s-999, inOrder, nullQ05, nullTotal, nullP05)
+		if done := s - first + 1; done%10 == 0 {
+			t.Logf("%d tables: %d in true order, %d of %d independent at q <= 0.05, %d at p <= 0.05", done, inOrder, nullQ05, nullTotal, nullP05)
 		}
 	}
-	t.Logf("%d held-out tables of %d rows, 40 candidates, D = %d: six on top in true order in %d; dependent with q <= 0.01: %d of %d; independent: q <= 0.05 %d of %d (%.4f), p <= 0.05 %d (%.4f), p <= 0.01 %d (%.4f); tables with a false discovery at q <= 0.05: %d; mean false discovery proportion %.4f; CPU %.1f s per table",
-		tables, rows, D, inOrder, depQ, depTotal, nullQ05, nullTotal, float64(nullQ05)/float64(nullTotal), nullP05, float64(nullP05)/float64(nullTotal),
+	t.Logf("%d held-out tables (seeds %d on) of %d rows, 40 candidates, D = %d: six on top in true order in %d; dependent with q <= 0.01: %d of %d; independent: q <= 0.05 %d of %d (%.4f), p <= 0.05 %d (%.4f), p <= 0.01 %d (%.4f); tables with a false discovery at q <= 0.05: %d; mean false discovery proportion %.4f; CPU %.1f s per table",
+		tables, first, rows, D, inOrder, depQ, depTotal, nullQ05, nullTotal, float64(nullQ05)/float64(nullTotal), nullP05, float64(nullP05)/float64(nullTotal),
 		nullP01, float64(nullP01)/float64(nullTotal), tablesWithFalse, stat.Mean(fdp, nil), cpu/tables)
 	fmt.Fprintln(os.Stderr, "done")
 }
