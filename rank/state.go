@@ -14,6 +14,7 @@ import (
 
 	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/internal/framed"
 	"github.com/dime-project/dime/rff"
 	"github.com/dime-project/dime/stream"
 )
@@ -159,31 +160,19 @@ func (a *Accumulator) WriteState(w io.Writer) error {
 	accs, means := a.accumulators()
 	b = le.AppendUint32(b, uint32(len(accs)))
 	for _, acc := range accs {
-		if b, err = appendSized(b, acc.AppendBinary); err != nil {
+		if b, err = framed.AppendSized(b, acc.AppendBinary); err != nil {
 			return err
 		}
 	}
 	b = le.AppendUint32(b, uint32(len(means)))
 	for _, m := range means {
-		if b, err = appendSized(b, m.AppendBinary); err != nil {
+		if b, err = framed.AppendSized(b, m.AppendBinary); err != nil {
 			return err
 		}
 	}
 	b = le.AppendUint32(b, crc32.Checksum(b, castagnoli))
 	_, err = w.Write(b)
 	return err
-}
-
-// appendSized appends a 4-byte length and what appendTo appends.
-func appendSized(b []byte, appendTo func([]byte) ([]byte, error)) ([]byte, error) {
-	start := len(b)
-	b = binary.LittleEndian.AppendUint32(b, 0)
-	b, err := appendTo(b)
-	if err != nil {
-		return nil, err
-	}
-	binary.LittleEndian.PutUint32(b[start:], uint32(len(b)-start-4))
-	return b, nil
 }
 
 // ReadState reads a state written by WriteState. Bytes that are not one

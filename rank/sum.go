@@ -5,11 +5,10 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"hash/crc32"
 	"io"
-	"slices"
 
 	"github.com/dime-project/dime/covariance"
+	"github.com/dime-project/dime/internal/framed"
 )
 
 // Sum is the exact, order-independent merge of multi-pair accumulators,
@@ -234,21 +233,21 @@ func (s *Sum) MarshalBinary() ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	buf.Grow(size)
-	w := &sumWriter{w: &buf}
+	w := &sumWriter{framed.NewWriter(&buf)}
 	if s.Empty() {
 		w.head(nil)
 	} else {
 		w.head(&s.head)
-		w.count(len(s.sums))
+		w.Count(len(s.sums))
 		for i := range s.sums {
-			w.piece(s.sums[i].AppendCompact)
+			w.Piece(s.sums[i].AppendCompact)
 		}
-		w.count(len(s.means))
+		w.Count(len(s.means))
 		for i := range s.means {
-			w.piece(s.means[i].AppendBinary)
+			w.Piece(s.means[i].AppendBinary)
 		}
 	}
-	if err := w.end(); err != nil {
+	if err := w.End(); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -265,14 +264,14 @@ func boolByte(v bool) byte {
 // a Sum's encoding give an error matching ErrState, and s is left
 // unchanged.
 func (s *Sum) UnmarshalBinary(data []byte) error {
-	r := &sumReader{r: bytes.NewReader(data)}
+	r := &sumReader{framed.NewReader(bytes.NewReader(data), ErrState)}
 	h, err := r.head()
 	if err != nil {
 		return err
 	}
 	var t Sum
 	if h == nil {
-		err = r.end()
+		err = r.End()
 	} else {
 		t.head = *h
 		err = eachTotal([]*sumReader{r}, nil, func(_ int, x *covariance.ExactSum) error {
@@ -299,26 +298,26 @@ func WriteSum(w io.Writer, a *Accumulator) error {
 	if err != nil {
 		return err
 	}
-	sw := &sumWriter{w: w}
+	sw := &sumWriter{framed.NewWriter(w)}
 	sw.head(&h)
-	sw.count(len(accs))
+	sw.Count(len(accs))
 	for i, acc := range accs {
 		var x covariance.ExactSum
 		if err := x.Add(acc); err != nil {
 			return fmt.Errorf("%w: %v", ErrIncompatible, err)
 		}
 		accs[i] = nil
-		sw.piece(x.AppendCompact)
+		sw.Piece(x.AppendCompact)
 	}
-	sw.count(len(means))
+	sw.Count(len(means))
 	for _, m := range means {
 		var x covariance.ExactMean
 		if err := x.Add(m); err != nil {
 			return fmt.Errorf("%w: %v", ErrIncompatible, err)
 		}
-		sw.piece(x.AppendBinary)
+		sw.Piece(x.AppendBinary)
 	}
-	return sw.end()
+	return sw.End()
 }
 
 // MergeSums reads the encodings of Sums from sums and writes the encoding
@@ -334,26 +333,26 @@ func MergeSums(w io.Writer, sums ...io.Reader) error {
 	if err != nil {
 		return err
 	}
-	sw := &sumWriter{w: w}
+	sw := &sumWriter{framed.NewWriter(w)}
 	if head == nil {
 		sw.head(nil)
-		return sw.end()
+		return sw.End()
 	}
 	sw.head(head)
 	err = eachTotal(rs, func(n int) error {
-		sw.count(n)
+		sw.Count(n)
 		return nil
 	}, func(_ int, x *covariance.ExactSum) error {
-		sw.piece(x.AppendCompact)
+		sw.Piece(x.AppendCompact)
 		return nil
 	}, func(_ int, m *covariance.ExactMean) error {
-		sw.piece(m.AppendBinary)
+		sw.Piece(m.AppendBinary)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return sw.end()
+	return sw.End()
 }
 
 // AccumulatorOfSums reads the encodings of Sums from sums and returns the
@@ -399,13 +398,13 @@ func readHeads(sums []io.Reader) (*stateHeader, []*sumReader, error) {
 	var total Sum // its header only
 	var rs []*sumReader
 	for _, in := range sums {
-		r := &sumReader{r: in}
+		r := &sumReader{framed.NewReader(in, ErrState)}
 		h, err := r.head()
 		if err != nil {
 			return nil, nil, err
 		}
 		if h == nil {
-			if err := r.end(); err != nil {
+			if err := r.End(); err != nil {
 				return nil, nil, err
 			}
 			continue
@@ -429,7 +428,7 @@ func eachTotal(rs []*sumReader, count func(n int) error, sum func(i int, x *cova
 	counts := func(what string) (int, error) {
 		n := -1
 		for _, r := range rs {
-			c, err := r.count(what)
+			c, err := r.Count(what)
 			if err != nil {
 				return 0, err
 			}
@@ -451,12 +450,12 @@ func eachTotal(rs []*sumReader, count func(n int) error, sum func(i int, x *cova
 	ptrs := make([]*covariance.ExactSum, len(rs))
 	for i := range n {
 		for j, r := range rs {
-			enc, err := r.sized(fmt.Sprintf("exact sum %d", i))
+			enc, err := r.Sized(fmt.Sprintf("exact sum %d", i))
 			if err != nil {
 				return err
 			}
 			if err := xs[j].UnmarshalCompact(enc); err != nil {
-				return r.bad("exact sum %d: %v", i, err)
+				return r.Bad("exact sum %d: %v", i, err)
 			}
 			ptrs[j] = &xs[j]
 		}
@@ -475,13 +474,13 @@ func eachTotal(rs []*sumReader, count func(n int) error, sum func(i int, x *cova
 	for i := range n {
 		var total covariance.ExactMean
 		for _, r := range rs {
-			enc, err := r.sized(fmt.Sprintf("exact mean %d", i))
+			enc, err := r.Sized(fmt.Sprintf("exact mean %d", i))
 			if err != nil {
 				return err
 			}
 			var m covariance.ExactMean
 			if err := m.UnmarshalBinary(enc); err != nil {
-				return r.bad("exact mean %d: %v", i, err)
+				return r.Bad("exact mean %d: %v", i, err)
 			}
 			if err := total.Merge(&m); err != nil {
 				return fmt.Errorf("%w: exact mean %d: %v", ErrIncompatible, i, err)
@@ -492,142 +491,54 @@ func eachTotal(rs []*sumReader, count func(n int) error, sum func(i int, x *cova
 		}
 	}
 	for _, r := range rs {
-		if err := r.end(); err != nil {
+		if err := r.End(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// sumWriter writes the encoding of a Sum piece by piece, computing its
-// checksum, and remembers the first error.
-type sumWriter struct {
-	w   io.Writer
-	crc uint32
-	buf []byte
-	err error
-}
-
-func (w *sumWriter) write(b []byte) {
-	if w.err != nil {
-		return
-	}
-	w.crc = crc32.Update(w.crc, castagnoli, b)
-	_, w.err = w.w.Write(b)
-}
+// sumWriter writes the encoding of a Sum piece by piece (framed.Writer).
+type sumWriter struct{ *framed.Writer }
 
 // head writes the magic, version, flag and header h (nil: an empty Sum).
 func (w *sumWriter) head(h *stateHeader) {
-	w.write(append([]byte(sumMagic), sumVersion, boolByte(h != nil)))
+	w.Write(append([]byte(sumMagic), sumVersion, boolByte(h != nil)))
 	if h == nil {
 		return
 	}
 	j, err := json.Marshal(h)
-	if err != nil && w.err == nil {
-		w.err = err
-	}
-	w.piece(func(b []byte) ([]byte, error) { return append(b, j...), nil })
+	w.Fail(err)
+	w.Piece(func(b []byte) ([]byte, error) { return append(b, j...), nil })
 }
 
-// count writes a number of pieces (4 bytes).
-func (w *sumWriter) count(n int) {
-	w.write(binary.LittleEndian.AppendUint32(nil, uint32(n)))
-}
-
-// piece writes a field and its length (4 bytes), as appendTo appends it.
-func (w *sumWriter) piece(appendTo func([]byte) ([]byte, error)) {
-	if w.err != nil {
-		return
-	}
-	b, err := appendSized(w.buf[:0], appendTo)
-	if err != nil {
-		w.err = err
-		return
-	}
-	w.write(b)
-	w.buf = b
-}
-
-// end writes the checksum and returns the first error.
-func (w *sumWriter) end() error {
-	w.write(binary.LittleEndian.AppendUint32(nil, w.crc))
-	return w.err
-}
-
-// sumReader reads the encoding of a Sum piece by piece from an input of
-// unknown length, computing its checksum. It holds one piece at a time,
-// and what a piece's length claims is read in chunks, so that it holds
-// what came, not what a corrupted length says.
-type sumReader struct {
-	r   io.Reader
-	crc uint32
-}
-
-func (r *sumReader) bad(format string, args ...any) error {
-	return fmt.Errorf("%w: sum: %s", ErrState, fmt.Sprintf(format, args...))
-}
-
-// read reads exactly n bytes, adding them to the checksum.
-func (r *sumReader) read(n uint64, what string) ([]byte, error) {
-	var b []byte
-	for uint64(len(b)) < n {
-		chunk := min(n-uint64(len(b)), 1<<20)
-		b = slices.Grow(b, int(chunk))
-		k, err := io.ReadFull(r.r, b[len(b):len(b)+int(chunk)])
-		b = b[:len(b)+k]
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil, r.bad("truncated: %s", what)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: sum: reading %s: %v", ErrState, what, err)
-		}
-	}
-	r.crc = crc32.Update(r.crc, castagnoli, b)
-	return b, nil
-}
-
-// count reads a number of pieces (4 bytes).
-func (r *sumReader) count(what string) (int, error) {
-	b, err := r.read(4, "the number of "+what)
-	if err != nil {
-		return 0, err
-	}
-	return int(binary.LittleEndian.Uint32(b)), nil
-}
-
-// sized reads a field and its 4-byte length.
-func (r *sumReader) sized(what string) ([]byte, error) {
-	n, err := r.read(4, what)
-	if err != nil {
-		return nil, err
-	}
-	return r.read(uint64(binary.LittleEndian.Uint32(n)), what)
-}
+// sumReader reads the encoding of a Sum piece by piece (framed.Reader).
+type sumReader struct{ *framed.Reader }
 
 // head reads the magic, version, flag and header: nil for an empty Sum.
 func (r *sumReader) head() (*stateHeader, error) {
-	b, err := r.read(uint64(len(sumMagic))+2, "the magic")
+	b, err := r.Read(uint64(len(sumMagic))+2, "the magic")
 	if err != nil || string(b[:len(sumMagic)]) != sumMagic {
-		return nil, r.bad("not a multi-pair sum (bad magic)")
+		return nil, r.Bad("not a multi-pair sum (bad magic)")
 	}
 	if v := b[len(sumMagic)]; v != sumVersion {
-		return nil, r.bad("version %d, this build reads %d", v, sumVersion)
+		return nil, r.Bad("version %d, this build reads %d", v, sumVersion)
 	}
 	switch b[len(sumMagic)+1] {
 	case 0:
 		return nil, nil
 	case 1:
 	default:
-		return nil, r.bad("flag %d", b[len(sumMagic)+1])
+		return nil, r.Bad("flag %d", b[len(sumMagic)+1])
 	}
-	n, err := r.read(4, "the header")
+	n, err := r.Read(4, "the header")
 	if err != nil {
 		return nil, err
 	}
 	if binary.LittleEndian.Uint32(n) > maxHeader {
-		return nil, r.bad("header of %d bytes", binary.LittleEndian.Uint32(n))
+		return nil, r.Bad("header of %d bytes", binary.LittleEndian.Uint32(n))
 	}
-	hb, err := r.read(uint64(binary.LittleEndian.Uint32(n)), "the header")
+	hb, err := r.Read(uint64(binary.LittleEndian.Uint32(n)), "the header")
 	if err != nil {
 		return nil, err
 	}
@@ -635,36 +546,15 @@ func (r *sumReader) head() (*stateHeader, error) {
 	dec := json.NewDecoder(bytes.NewReader(hb))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&h); err != nil {
-		return nil, r.bad("header: %v", err)
+		return nil, r.Bad("header: %v", err)
 	}
 	if len(h.Sigmas) == 0 || h.Rows < 0 || h.Skipped < 0 || h.Chunks < 0 {
-		return nil, r.bad("header: %d bandwidths, counts %d, %d, %d", len(h.Sigmas), h.Rows, h.Skipped, h.Chunks)
+		return nil, r.Bad("header: %d bandwidths, counts %d, %d, %d", len(h.Sigmas), h.Rows, h.Skipped, h.Chunks)
 	}
 	if _, err := h.shardSet(); err != nil {
 		return nil, err
 	}
 	return &h, nil
-}
-
-// end reads and checks the checksum, and that nothing follows it.
-func (r *sumReader) end() error {
-	want := r.crc
-	b, err := r.read(4, "the checksum")
-	if err != nil {
-		return err
-	}
-	if binary.LittleEndian.Uint32(b) != want {
-		return r.bad("checksum mismatch (truncated or corrupted)")
-	}
-	var one [1]byte
-	n, err := io.ReadFull(r.r, one[:])
-	if n != 0 {
-		return r.bad("trailing data after the checksum")
-	}
-	if err != nil && err != io.EOF {
-		return fmt.Errorf("%w: sum: at its end: %v", ErrState, err)
-	}
-	return nil
 }
 
 // MarshalBinary returns the accumulator's state (WriteState's bytes).

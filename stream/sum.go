@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"math"
 	"slices"
 
 	"github.com/dime-project/dime/covariance"
+	"github.com/dime-project/dime/internal/framed"
 )
 
 // Sum is the exact, order-independent merge of estimators: the merge a
@@ -294,12 +294,12 @@ func (s *Sum) MarshalBinary() ([]byte, error) {
 	w := newSumWriter(&buf)
 	w.head(s)
 	for i := range s.sums {
-		w.piece(s.sums[i].AppendCompact)
+		w.Piece(s.sums[i].AppendCompact)
 	}
 	for i := range s.means {
-		w.piece(s.means[i].AppendBinary)
+		w.Piece(s.means[i].AppendBinary)
 	}
-	if err := w.end(); err != nil {
+	if err := w.End(); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -328,7 +328,7 @@ func (s *Sum) UnmarshalBinary(data []byte) error {
 			}
 		}
 	}
-	if err := r.end(); err != nil {
+	if err := r.End(); err != nil {
 		return err
 	}
 	*s = *t
@@ -352,12 +352,12 @@ func WriteSum(w io.Writer, e *Estimator) error {
 			return fmt.Errorf("%w: %v", ErrIncompatible, err)
 		}
 		accs[i] = nil
-		sw.piece(x.AppendCompact)
+		sw.Piece(x.AppendCompact)
 	}
 	for i := range t.means {
-		sw.piece(t.means[i].AppendBinary)
+		sw.Piece(t.means[i].AppendBinary)
 	}
-	return sw.end()
+	return sw.End()
 }
 
 // MergeSums reads the encodings of Sums from sums and writes the encoding of
@@ -375,16 +375,16 @@ func MergeSums(w io.Writer, sums ...io.Reader) error {
 	sw := newSumWriter(w)
 	sw.head(head)
 	err = eachTotal(head, rs, func(i int, x *covariance.ExactSum) error {
-		sw.piece(x.AppendCompact)
+		sw.Piece(x.AppendCompact)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	for i := range head.means {
-		sw.piece(head.means[i].AppendBinary)
+		sw.Piece(head.means[i].AppendBinary)
 	}
-	return sw.end()
+	return sw.End()
 }
 
 // EstimatorOfSums reads the encodings of Sums from sums and returns the
@@ -427,7 +427,7 @@ func readHeads(sums []io.Reader) (*Sum, []*sumReader, error) {
 			return nil, nil, err
 		}
 		if h.est == nil {
-			if err := r.end(); err != nil {
+			if err := r.End(); err != nil {
 				return nil, nil, err
 			}
 			continue
@@ -484,31 +484,17 @@ func eachTotal(head *Sum, rs []*sumReader, fn func(i int, x *covariance.ExactSum
 		}
 	}
 	for _, r := range rs {
-		if err := r.end(); err != nil {
+		if err := r.End(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// sumWriter writes the encoding of a Sum piece by piece, computing its
-// checksum, and remembers the first error.
-type sumWriter struct {
-	w   io.Writer
-	crc uint32
-	buf []byte
-	err error
-}
+// sumWriter writes the encoding of a Sum piece by piece (framed.Writer).
+type sumWriter struct{ *framed.Writer }
 
-func newSumWriter(w io.Writer) *sumWriter { return &sumWriter{w: w} }
-
-func (w *sumWriter) write(b []byte) {
-	if w.err != nil {
-		return
-	}
-	w.crc = crc32.Update(w.crc, castagnoli, b)
-	_, w.err = w.w.Write(b)
-}
+func newSumWriter(w io.Writer) *sumWriter { return &sumWriter{framed.NewWriter(w)} }
 
 // head writes what precedes the exact sums: the magic, version, flag, row
 // counts and template of s.
@@ -519,116 +505,44 @@ func (w *sumWriter) head(s *Sum) {
 		b = le.AppendUint64(b, uint64(s.rows))
 		b = le.AppendUint64(b, uint64(s.skipped))
 		st, err := s.est.appendState(nil, true)
-		if err != nil && w.err == nil {
-			w.err = err
-		}
+		w.Fail(err)
 		b = appendBytes(b, st)
 		b = appendBytes(b, s.lags.appendBinary(nil))
 	}
-	w.write(b)
+	w.Write(b)
 }
 
-// piece writes a field and its length (4 bytes), as appendTo appends it.
-func (w *sumWriter) piece(appendTo func([]byte) ([]byte, error)) {
-	if w.err != nil {
-		return
-	}
-	b, err := appendSized(w.buf[:0], appendTo)
-	if err != nil {
-		w.err = err
-		return
-	}
-	w.write(b)
-	w.buf = b
-}
+// sumReader reads the encoding of a Sum piece by piece (framed.Reader).
+type sumReader struct{ *framed.Reader }
 
-// end writes the checksum and returns the first error.
-func (w *sumWriter) end() error {
-	w.write(binary.LittleEndian.AppendUint32(nil, w.crc))
-	return w.err
-}
-
-// appendSized appends a 4-byte length and what appendTo appends.
-func appendSized(b []byte, appendTo func([]byte) ([]byte, error)) ([]byte, error) {
-	start := len(b)
-	b = binary.LittleEndian.AppendUint32(b, 0)
-	b, err := appendTo(b)
-	if err != nil {
-		return nil, err
-	}
-	binary.LittleEndian.PutUint32(b[start:], uint32(len(b)-start-4))
-	return b, nil
-}
-
-// sumReader reads the encoding of a Sum piece by piece from an input of
-// unknown length, computing its checksum. What it holds is one piece at a
-// time, and what a piece's length claims is read in chunks, so that it
-// holds what came, not what a corrupted length says.
-type sumReader struct {
-	r   io.Reader
-	crc uint32
-}
-
-func newSumReader(r io.Reader) *sumReader { return &sumReader{r: r} }
-
-func (r *sumReader) bad(format string, args ...any) error {
-	return fmt.Errorf("%w: sum: %s", ErrState, fmt.Sprintf(format, args...))
-}
-
-// read reads exactly n bytes, adding them to the checksum.
-func (r *sumReader) read(n uint64, what string) ([]byte, error) {
-	var b []byte
-	for uint64(len(b)) < n {
-		chunk := min(n-uint64(len(b)), 1<<20)
-		b = slices.Grow(b, int(chunk))
-		k, err := io.ReadFull(r.r, b[len(b):len(b)+int(chunk)])
-		b = b[:len(b)+k]
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil, r.bad("truncated: %s", what)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: sum: reading %s: %v", ErrState, what, err)
-		}
-	}
-	r.crc = crc32.Update(r.crc, castagnoli, b)
-	return b, nil
-}
-
-// sized reads a field and its 4-byte length.
-func (r *sumReader) sized(what string) ([]byte, error) {
-	n, err := r.read(4, what)
-	if err != nil {
-		return nil, err
-	}
-	return r.read(uint64(binary.LittleEndian.Uint32(n)), what)
-}
+func newSumReader(r io.Reader) *sumReader { return &sumReader{framed.NewReader(r, ErrState)} }
 
 // head reads what precedes the exact sums: a Sum with its template and row
 // counts (none for an empty Sum), and no exact sums.
 func (r *sumReader) head() (*Sum, error) {
 	le := binary.LittleEndian
-	b, err := r.read(uint64(len(sumMagic))+2, "the header")
+	b, err := r.Read(uint64(len(sumMagic))+2, "the header")
 	if err != nil || string(b[:len(sumMagic)]) != sumMagic {
-		return nil, r.bad("not a dime sum (bad magic)")
+		return nil, r.Bad("not a dime sum (bad magic)")
 	}
 	if v := b[len(sumMagic)]; v != sumVersion {
-		return nil, r.bad("version %d, this build reads version %d (a sum is written and read by the same build)", v, sumVersion)
+		return nil, r.Bad("version %d, this build reads version %d (a sum is written and read by the same build)", v, sumVersion)
 	}
 	switch b[len(sumMagic)+1] {
 	case 0:
 		return &Sum{}, nil
 	case 1:
 	default:
-		return nil, r.bad("flag %d", b[len(sumMagic)+1])
+		return nil, r.Bad("flag %d", b[len(sumMagic)+1])
 	}
-	if b, err = r.read(16, "the row counts"); err != nil {
+	if b, err = r.Read(16, "the row counts"); err != nil {
 		return nil, err
 	}
 	rows, skipped := le.Uint64(b), le.Uint64(b[8:])
 	if rows > math.MaxInt64 || skipped > math.MaxInt64 {
-		return nil, r.bad("row counts %d and %d out of range", rows, skipped)
+		return nil, r.Bad("row counts %d and %d out of range", rows, skipped)
 	}
-	st, err := r.sized("the settings")
+	st, err := r.Sized("the settings")
 	if err != nil {
 		return nil, err
 	}
@@ -637,15 +551,15 @@ func (r *sumReader) head() (*Sum, error) {
 		return nil, err
 	}
 	if e.rows != 0 || e.skipped != 0 {
-		return nil, r.bad("the settings hold rows")
+		return nil, r.Bad("the settings hold rows")
 	}
-	enc, err := r.sized("the lag-1 statistics")
+	enc, err := r.Sized("the lag-1 statistics")
 	if err != nil {
 		return nil, err
 	}
 	lags, err := parseLags(enc, e.dimX, e.dimY)
 	if err != nil {
-		return nil, r.bad("%v", err)
+		return nil, r.Bad("%v", err)
 	}
 	return &Sum{est: e, rows: int64(rows), skipped: int64(skipped), lags: lags}, nil
 }
@@ -742,36 +656,15 @@ func (r *sumReader) mean(i int, d covariance.Description, m *covariance.ExactMea
 // field reads a sized field (what) with decode and checks that what it
 // decoded has description d.
 func (r *sumReader) field(what string, d covariance.Description, decode func([]byte) error, desc func() covariance.Description) error {
-	enc, err := r.sized(what)
+	enc, err := r.Sized(what)
 	if err != nil {
 		return err
 	}
 	if err := decode(enc); err != nil {
-		return r.bad("%v", err)
+		return r.Bad("%v", err)
 	}
 	if desc() != d {
-		return r.bad("%s does not belong to these settings", what)
-	}
-	return nil
-}
-
-// end reads and checks the checksum, and that nothing follows it.
-func (r *sumReader) end() error {
-	want := r.crc
-	b, err := r.read(4, "the checksum")
-	if err != nil {
-		return err
-	}
-	if binary.LittleEndian.Uint32(b) != want {
-		return r.bad("checksum mismatch (truncated or corrupted)")
-	}
-	var one [1]byte
-	n, err := io.ReadFull(r.r, one[:])
-	if n != 0 {
-		return r.bad("trailing data after the checksum")
-	}
-	if err != nil && err != io.EOF {
-		return fmt.Errorf("%w: sum: at its end: %v", ErrState, err)
+		return r.Bad("%s does not belong to these settings", what)
 	}
 	return nil
 }
