@@ -10,15 +10,29 @@ import (
 	"github.com/dime-project/dime/monitor"
 )
 
+// windowSpan is where a window lies in the stream: the fields every JSON
+// line of dime monitor starts with, one pair's or a ranking's.
+type windowSpan struct {
+	Window      int    `json:"window"`
+	StartRow    int64  `json:"start_row"`
+	EndRow      int64  `json:"end_row"`
+	StartTime   string `json:"start_time,omitempty"`
+	EndTime     string `json:"end_time,omitempty"`
+	Rows        int64  `json:"rows"`
+	SkippedRows int64  `json:"skipped_rows"`
+}
+
+func spanOf(w monitor.Window) windowSpan {
+	s := windowSpan{Window: w.Index, StartRow: w.StartRow, EndRow: w.EndRow, Rows: w.Rows, SkippedRows: w.Skipped}
+	if !w.StartTime.IsZero() {
+		s.StartTime, s.EndTime = w.StartTime.Format(time.RFC3339Nano), w.EndTime.Format(time.RFC3339Nano)
+	}
+	return s
+}
+
 // windowLine is one JSON line of dime monitor.
 type windowLine struct {
-	Window        int     `json:"window"`
-	StartRow      int64   `json:"start_row"`
-	EndRow        int64   `json:"end_row"`
-	StartTime     string  `json:"start_time,omitempty"`
-	EndTime       string  `json:"end_time,omitempty"`
-	Rows          int64   `json:"rows"`
-	SkippedRows   int64   `json:"skipped_rows"`
+	windowSpan
 	EffectiveRows number  `json:"effective_rows"`
 	Partial       bool    `json:"partial"`
 	SigmaX        float64 `json:"sigma_x"`
@@ -59,15 +73,12 @@ type windowLine struct {
 
 func newWindowLine(w monitor.Window) windowLine {
 	r := w.Result
-	l := windowLine{Window: w.Index, StartRow: w.StartRow, EndRow: w.EndRow, Rows: w.Rows, SkippedRows: w.Skipped,
+	l := windowLine{windowSpan: spanOf(w),
 		EffectiveRows: number(r.EffectiveRows), Partial: w.Partial, SigmaX: r.SigmaX, SigmaY: r.SigmaY, Features: r.Features, Groups: r.Groups,
 		EntropyX: number(r.EntropyX), EntropyY: number(r.EntropyY), EntropyJoint: number(r.EntropyJoint),
 		MI: number(r.MutualInformation), DiME: number(r.DiME), DiMEStdErr: number(r.DiMEStdErr),
 		DiMEAnalytic: number(r.DiMEAnalytic), DiMENormalized: number(r.DiMENormalized), PValue: number(r.PValue), Alert: w.Alert, AlertReasons: w.AlertReasons,
 		RowModel: r.RowModel.String(), PValueIID: number(r.PValueIID)}
-	if !w.StartTime.IsZero() {
-		l.StartTime, l.EndTime = w.StartTime.Format(time.RFC3339Nano), w.EndTime.Format(time.RFC3339Nano)
-	}
 	if c := w.Change; c != nil {
 		b, d, se, p := number(c.BaselineDiME), number(c.Difference), number(c.StdErr), number(c.PValue)
 		df := c.DF

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/dime-project/dime/monitor"
 	"github.com/dime-project/dime/monitor/metrics"
@@ -29,18 +28,12 @@ type rankCandidateLine struct {
 
 // rankWindowLine is one JSON line of dime monitor --rank-y.
 type rankWindowLine struct {
-	Window      int      `json:"window"`
-	StartRow    int64    `json:"start_row"`
-	EndRow      int64    `json:"end_row"`
-	StartTime   string   `json:"start_time,omitempty"`
-	EndTime     string   `json:"end_time,omitempty"`
-	Rows        int64    `json:"rows"`
-	SkippedRows int64    `json:"skipped_rows"`
-	Partial     bool     `json:"partial"`
-	Target      []string `json:"target"`
-	Features    int      `json:"features"`
-	Groups      int      `json:"groups"`
-	Candidates  int      `json:"candidates"`
+	windowSpan
+	Partial    bool     `json:"partial"`
+	Target     []string `json:"target"`
+	Features   int      `json:"features"`
+	Groups     int      `json:"groups"`
+	Candidates int      `json:"candidates"`
 	// BaselineWindow is the baseline's window, absent with --baseline
 	// (a state); IsBaseline marks the baseline window itself.
 	BaselineWindow *int `json:"baseline_window,omitempty"`
@@ -95,14 +88,11 @@ func (rw *rankWindowWriter) names(r *monitor.Ranked, idx []int) []string {
 
 func (rw *rankWindowWriter) line(w monitor.Window) rankWindowLine {
 	r := w.Ranking
-	l := rankWindowLine{Window: w.Index, StartRow: w.StartRow, EndRow: w.EndRow, Rows: w.Rows, SkippedRows: w.Skipped, Partial: w.Partial,
+	l := rankWindowLine{windowSpan: spanOf(w), Partial: w.Partial,
 		Target: rw.target, Features: rw.cfg.Features, Groups: rw.cfg.GroupCount(), Candidates: len(rw.plan.Pairs),
 		IsBaseline: r.IsBaseline, Top: []rankCandidateLine{}, Changes: []rankCandidateLine{},
 		Changed: len(r.Changed), EnteredTop: len(r.Entered), LeftTop: len(r.Left), Entered: rw.names(r, r.Entered), Left: rw.names(r, r.Left),
 		Alert: w.Alert, AlertReasons: w.AlertReasons}
-	if !w.StartTime.IsZero() {
-		l.StartTime, l.EndTime = w.StartTime.Format(time.RFC3339Nano), w.EndTime.Format(time.RFC3339Nano)
-	}
 	if r.Baseline >= 0 {
 		b := r.Baseline
 		l.BaselineWindow = &b
