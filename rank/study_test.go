@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -19,7 +20,9 @@ import (
 )
 
 // The studies behind dime rank's defaults and CALIBRATION.md: run with
-// DIME_RANK_STUDY=screening (the choice of D, on tuning seeds 1–6) or
+// DIME_RANK_STUDY=screening (the choice of D, on tuning seeds 1–6, or on
+// DIME_RANK_TABLES held-out seeds from DIME_RANK_SEED, at the D of
+// DIME_RANK_DS, e.g. 32,64) or
 // DIME_RANK_STUDY=calibration (held-out seeds 1000–1099, or 100 from
 // DIME_RANK_SEED; DIME_RANK_ROWS rows, DIME_RANK_D frequencies), e.g.
 //
@@ -152,6 +155,27 @@ func TestStudyScreeningD(t *testing.T) {
 		Ds, sample = Ds[:3], 512
 	}
 	seeds := []uint64{1, 2, 3, 4, 5, 6}
+	if first, err := strconv.ParseUint(os.Getenv("DIME_RANK_SEED"), 10, 64); err == nil {
+		// Held-out tables: DIME_RANK_TABLES (default 6) seeds from first.
+		n := 6
+		if v, err := strconv.Atoi(os.Getenv("DIME_RANK_TABLES")); err == nil && v > 0 {
+			n = v
+		}
+		seeds = seeds[:0]
+		for i := range n {
+			seeds = append(seeds, first+uint64(i))
+		}
+	}
+	if v := os.Getenv("DIME_RANK_DS"); v != "" {
+		Ds = Ds[:0]
+		for _, f := range strings.Split(v, ",") {
+			D, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatalf("DIME_RANK_DS: %v", err)
+			}
+			Ds = append(Ds, D)
+		}
+	}
 	tables := make([][]float64, len(seeds))
 	plans := make([]Plan, len(seeds))
 	deps := make([][]int, len(seeds))
