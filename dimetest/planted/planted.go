@@ -6,12 +6,12 @@ package planted
 
 import (
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/dime-project/dime/dimetest"
 	"github.com/dime-project/dime/dimetest/s3test"
 )
 
@@ -42,12 +42,7 @@ func Signed(srv *s3test.Server, bucket, key string) string {
 // transport error that quotes the request's URL, token included.
 func AzureRefused(t *testing.T) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := dimetest.FreeAddr(t)
 	for k, v := range map[string]string{
 		"AZURE_STORAGE_ACCOUNT": "devacct", "AZURE_STORAGE_DOMAIN": addr, "AZURE_STORAGE_PROTOCOL": "http",
 		"AZURE_STORAGE_IS_LOCAL_EMULATOR": "true", "AZURE_STORAGE_SAS_TOKEN": "sv=2024-01-01&se=2030-01-01&sp=r&sig=PLANTEDENVSIG%2B",

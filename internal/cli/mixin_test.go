@@ -4,10 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/dime-project/dime/dataset"
-	"github.com/dime-project/dime/tablewriter"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -19,9 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/dimetest"
 	"github.com/dime-project/dime/monitor/metrics"
 	"github.com/dime-project/dime/rank"
 	"github.com/dime-project/dime/synth"
+	"github.com/dime-project/dime/tablewriter"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -162,18 +162,6 @@ func TestMixinPromtool(t *testing.T) {
 	}
 }
 
-// freePort returns a loopback address whose port was free a moment ago.
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // monitorProcess is a running dime monitor --listen fed on its stdin.
 type monitorProcess struct {
 	cmd   *exec.Cmd
@@ -267,7 +255,7 @@ func startPrometheus(t *testing.T, targets map[string]string) *promServer {
 	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	listen := freePort(t)
+	listen := dimetest.FreeAddr(t)
 	cmd := exec.Command(bin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+listen, "--log.level=warn")
 	var logs strings.Builder

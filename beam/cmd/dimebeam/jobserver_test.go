@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dime-project/dime/dimetest"
 )
 
 // goBuild builds a package of this module's build list (the Beam SDK at the
@@ -27,17 +29,6 @@ func goBuild(t *testing.T, dir, name, pkg string) string {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
 	}
 	return out
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // TestJobServerProcess submits dimebeam, as a cluster would run it, to
@@ -89,7 +80,10 @@ exec %s --semi_persist_dir=%s "$@"
 		}
 	})
 
-	port := freePort(t)
+	_, port, err := net.SplitHostPort(dimetest.FreeAddr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	// Prism and the workers it starts (boot, then the worker binary) form
@@ -100,7 +94,7 @@ exec %s --semi_persist_dir=%s "$@"
 		t.Fatal(err)
 	}
 	defer logFile.Close()
-	server := exec.Command(prism, fmt.Sprintf("--job_port=%d", port), "--serve_http=false", "--log_level=warn")
+	server := exec.Command(prism, "--job_port="+port, "--serve_http=false", "--log_level=warn")
 	server.Stdout, server.Stderr = logFile, logFile
 	server.Dir = t.TempDir() // boot writes pipeline_options.json in its working directory
 	server.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -115,7 +109,7 @@ exec %s --semi_persist_dir=%s "$@"
 		b, _ := os.ReadFile(logFile.Name())
 		return string(b)
 	}
-	endpoint := fmt.Sprintf("localhost:%d", port)
+	endpoint := "localhost:" + port
 	for deadline := time.Now().Add(time.Minute); ; {
 		c, err := net.Dial("tcp", endpoint)
 		if err == nil {
