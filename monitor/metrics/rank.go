@@ -28,7 +28,7 @@ func changeOf(f func(c *monitor.Change) float64) func(r *monitor.Ranked, i int) 
 	}
 }
 
-// rankGauges are the gauges of the candidates of a ranking, labelled by
+// rankGaugeSpecs are the gauges of the candidates of a ranking, labelled by
 // candidate.
 var rankGaugeSpecs = []rankGauge{
 	{"rank_dime_nats", "DiME of the candidate with the target, last closed window.", func(r *monitor.Ranked, i int) float64 { return r.Pairs[i].DiME }},
