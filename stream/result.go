@@ -73,6 +73,12 @@ type Result struct {
 	// without a standard error), and DiMELow, DiMEHigh the 95% interval
 	// DiME ∓ t·DiMEStdErr, t the 97.5% point of Student's t with those
 	// degrees of freedom (2.45 for the default K = 7, 3.18 for K = 4).
+	// The interval is for the DiME at this estimate's settings: its
+	// frequencies, and the columns' scales and the bandwidths that the pilot
+	// chose (Estimator.Config's Scaling, SigmaX, SigmaY). Another sample's
+	// pilot chooses other scales, and with them another DiME: compare
+	// samples at one set of settings (an Estimator made with this one's
+	// Estimator.Config; in the dime commands, --like a saved state).
 	DiMEDegreesOfFreedom, DiMELow, DiMEHigh float64
 	// PValuePermutations is the older p-value of the permutation estimator
 	// (function PValue; NaN without at least 2 permutations).
