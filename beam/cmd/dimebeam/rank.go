@@ -17,6 +17,7 @@ import (
 	"github.com/dime-project/dime/decode"
 	"github.com/dime-project/dime/rank"
 	"github.com/dime-project/dime/report"
+	"github.com/dime-project/dime/vocab"
 )
 
 func init() {
@@ -149,12 +150,17 @@ type rankReportFn struct {
 }
 
 func (f *rankReportFn) ProcessElement(ctx context.Context, m dimebeam.Merged) ([]byte, error) {
+	b, err := f.report(ctx, m)
+	return b, dimebeam.TagJobError(err)
+}
+
+func (f *rankReportFn) report(ctx context.Context, m dimebeam.Merged) ([]byte, error) {
 	acc, err := dimebeam.RankAccumulator(ctx, m)
 	if err != nil {
 		return nil, err
 	}
 	if acc.Rows() < 2 {
-		return nil, fmt.Errorf("dimebeam: %d rows in the input: need at least 2", acc.Rows())
+		return nil, vocab.Errorf("dimebeam: %d rows in the input: need at least 2", acc.Rows())
 	}
 	results, err := acc.Results()
 	if err != nil {

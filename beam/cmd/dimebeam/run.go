@@ -326,7 +326,7 @@ func (f *reportFn) ProcessElement(r stream.Result) ([]byte, error) {
 	rep.SetScaling(f.Scaling, f.PilotRows, f.Pilot)
 	rep.Warn(f.DimX, f.DimY, math.Log(float64(2*r.Features)))
 	b, err := json.Marshal(rep)
-	return append(b, '\n'), err
+	return append(b, '\n'), dimebeam.TagJobError(err)
 }
 
 // overwritesInput reports whether a local output path is an input, or a
