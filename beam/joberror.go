@@ -8,6 +8,7 @@ import (
 
 	"github.com/dime-project/dime/decode"
 	"github.com/dime-project/dime/outfile"
+	"github.com/dime-project/dime/rank"
 	"github.com/dime-project/dime/redact"
 	"github.com/dime-project/dime/vocab"
 )
@@ -61,9 +62,10 @@ var jobTag = regexp.MustCompile(regexp.QuoteMeta(jobTagOpen) + "(" + kindInput +
 //
 // The kind is the input's when err says so (vocab.IsUsage), or when it is
 // one of the reader's errors about the data (decode.ErrColumn, ErrFormat,
-// ErrInvalidValue, ErrDataset, which dime reports with exit status 2 too)
-// or a refused output (outfile.ErrRefused); anything else is a failure of
-// the machine. It returns nil for nil, and an error it has tagged already
+// ErrInvalidValue, ErrDataset, which dime reports with exit status 2 too),
+// a ranking's invalid input or incompatible sums (rank.ErrInvalidInput,
+// ErrIncompatible) or a refused output (outfile.ErrRefused); anything else
+// is a failure of the machine. It returns nil for nil, and an error it has tagged already
 // as it is. The returned error wraps err.
 func TagJobError(err error) error {
 	if err == nil {
@@ -85,13 +87,14 @@ func TagJobError(err error) error {
 
 // inputFault reports whether err is about the input rather than the
 // machine: it says so (vocab.IsUsage), or it matches one of the sentinels
-// by which the reader and package outfile tell their input errors and
-// refusals (they answer errors.Is, not Usage).
+// by which the reader, package rank and package outfile tell their input
+// errors and refusals (they answer errors.Is, not Usage).
 func inputFault(err error) bool {
 	if vocab.IsUsage(err) {
 		return true
 	}
-	for _, s := range []error{decode.ErrColumn, decode.ErrFormat, decode.ErrInvalidValue, decode.ErrDataset, outfile.ErrRefused} {
+	for _, s := range []error{decode.ErrColumn, decode.ErrFormat, decode.ErrInvalidValue, decode.ErrDataset,
+		rank.ErrInvalidInput, rank.ErrIncompatible, outfile.ErrRefused} {
 		if errors.Is(err, s) {
 			return true
 		}

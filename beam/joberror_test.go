@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dime-project/dime/decode"
+	"github.com/dime-project/dime/rank"
 	"github.com/dime-project/dime/stream"
 	"github.com/dime-project/dime/vocab"
 )
@@ -26,6 +27,7 @@ func TestJobErrorRoundTrip(t *testing.T) {
 		{"usage", vocab.Errorf("2 rows in the input"), "dimebeam: 2 rows in the input", true},
 		{"wrapped sentinel", fmt.Errorf("split a.csv: %w: X row 3", stream.ErrInvalidInput), "dimebeam: split a.csv: stream: invalid input: X row 3", true},
 		{"reader's sentinel", fmt.Errorf("%w: b.csv: no column \"v\"", decode.ErrColumn), `dimebeam: dimeio: unusable column selection: b.csv: no column "v"`, true},
+		{"ranking's sentinel", fmt.Errorf("dimebeam: a.csv: %w: candidate x1 row 4: NaN", rank.ErrInvalidInput), "dimebeam: a.csv: rank: invalid input: candidate x1 row 4: NaN", true},
 		{"flattened cause is not the input's", fmt.Errorf("writing its sum: %v", stream.ErrInvalidInput), "dimebeam: writing its sum: stream: invalid input", false},
 		{"newlines, quotes, non-ASCII", errors.New("line one\n\tline \"two\" 'q' {}\r\n   σ=½ — 東京 `x`"),
 			"dimebeam: line one line \"two\" 'q' {} σ=½ — 東京 `x`", false},
