@@ -22,6 +22,7 @@ import (
 
 	"github.com/dime-project/dime/rank"
 	"github.com/dime-project/dime/stream"
+	"github.com/dime-project/dime/vocab"
 )
 
 func init() {
@@ -133,6 +134,11 @@ type shardFn struct {
 }
 
 func (f *shardFn) ProcessElement(ctx context.Context, shard int, parts func(*Partial) bool) (Partial, error) {
+	p, err := f.add(ctx, shard, parts)
+	return p, TagJobError(err)
+}
+
+func (f *shardFn) add(ctx context.Context, shard int, parts func(*Partial) bool) (Partial, error) {
 	var in []Partial
 	var p Partial
 	for parts(&p) {
@@ -218,7 +224,7 @@ type mergedState interface {
 }
 
 // errNoRows is the error of a merged sum without rows.
-var errNoRows = errors.New("dimebeam: no rows in the input")
+var errNoRows = vocab.NewSentinel("dimebeam: no rows in the input")
 
 // stateOf returns the estimator of the merged sum m, of its kind (errNoRows
 // when it has no rows).

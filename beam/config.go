@@ -1,7 +1,6 @@
 package dimebeam
 
 import (
-	"errors"
 	"fmt"
 	"github.com/dime-project/dime/columns"
 	"github.com/dime-project/dime/dataset"
@@ -10,8 +9,9 @@ import (
 	"github.com/dime-project/dime/vocab"
 )
 
-// ErrConfig is matched by the errors of Config.Validate.
-var ErrConfig = errors.New("dimebeam: invalid configuration")
+// ErrConfig is matched by the errors of Config.Validate. It is about the
+// settings: vocab.IsUsage reports true for an error that wraps it.
+var ErrConfig = vocab.NewSentinel("dimebeam: invalid configuration")
 
 // Config says what a pipeline computes and how it reads its inputs. Its
 // fields are plain values: Beam serializes it into the pipeline with the

@@ -61,12 +61,12 @@ type writeStateFn struct {
 func (f *writeStateFn) ProcessElement(ctx context.Context, m Merged) error {
 	e, err := stateOf(ctx, m)
 	if err != nil {
-		return err
+		return TagJobError(err)
 	}
 	if !isURL(f.Path) {
-		return writeLocal(f.Path, f.Inputs, e.WriteState)
+		return TagJobError(writeLocal(f.Path, f.Inputs, e.WriteState))
 	}
-	return writeFile(ctx, f.Path, e.WriteState)
+	return TagJobError(writeFile(ctx, f.Path, e.WriteState))
 }
 
 // CheckOutput returns the error WriteFile would give for path before it
@@ -78,7 +78,7 @@ func CheckOutput(path string, inputs ...string) error {
 		return nil
 	}
 	if err := outfile.Check(path, localOptions(inputs)); err != nil {
-		return fmt.Errorf("dimebeam: %v", err)
+		return fmt.Errorf("dimebeam: %w", err)
 	}
 	return nil
 }
@@ -106,9 +106,9 @@ func (f *writeFn) ProcessElement(ctx context.Context, data []byte) error {
 		return err
 	}
 	if !isURL(f.Path) {
-		return writeLocal(f.Path, f.Inputs, write)
+		return TagJobError(writeLocal(f.Path, f.Inputs, write))
 	}
-	return writeFile(ctx, f.Path, write)
+	return TagJobError(writeFile(ctx, f.Path, write))
 }
 
 // isURL reports whether name has a scheme (gs://, s3://, file://).
@@ -119,10 +119,11 @@ func localOptions(inputs []string) outfile.Options {
 }
 
 // writeLocal writes what write writes to a local path with package
-// outfile.
+// outfile: its error wraps outfile's (a refusal is the input's, see
+// TagJobError; a failure to write the machine's).
 func writeLocal(name string, inputs []string, write func(io.Writer) error) error {
 	if err := outfile.Write(name, localOptions(inputs), write); err != nil {
-		return fmt.Errorf("dimebeam: %v", err)
+		return fmt.Errorf("dimebeam: %w", err)
 	}
 	return nil
 }

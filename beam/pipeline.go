@@ -113,7 +113,9 @@ func Check(ctx context.Context, inputs []string, cfg Config) (files int, err err
 // every split through a side input, so that all splits share one feature
 // map. An invalid
 // configuration panics (check it with Config.Validate first); input errors
-// fail the pipeline with an error naming the file.
+// fail the pipeline with an error naming the file. Every stage returns its
+// errors through TagJobError, so that the launcher tells an error of the
+// input from a failure of the machine with ReadJobError.
 func Sums(s beam.Scope, files beam.PCollection, cfg Config) beam.PCollection {
 	if err := cfg.Validate(); err != nil {
 		panic(err)
@@ -169,7 +171,7 @@ func (f *resolveFn) ProcessElement(ctx context.Context, _ int, names func(*strin
 	slices.Sort(all)
 	inputs, err := resolve(ctx, all, f.Cfg)
 	if err != nil {
-		return err
+		return TagJobError(err)
 	}
 	for _, in := range inputs {
 		emit(in)
@@ -182,7 +184,8 @@ func (f *resolveFn) ProcessElement(ctx context.Context, _ int, names func(*strin
 type footerFn struct{ Cfg Config }
 
 func (f *footerFn) ProcessElement(ctx context.Context, in dataset.Input) (dataset.Input, error) {
-	return readFooter(ctx, in, f.Cfg)
+	in, err := readFooter(ctx, in, f.Cfg)
+	return in, TagJobError(err)
 }
 
 // planFn cuts the dataset, all its inputs with their footers, into splits
@@ -214,7 +217,7 @@ func readSplit(ctx context.Context, sp Split, cfg Config, add func(p Part, x, y 
 			return 0, 0, 0, err
 		}
 		if i > 0 && (dx != dimX || dy != dimY) {
-			return 0, 0, 0, fmt.Errorf("dimebeam: %s: views of %d and %d values, but %s has %d and %d", p, dx, dy, sp.Parts[0], dimX, dimY)
+			return 0, 0, 0, vocab.Errorf("dimebeam: %s: views of %d and %d values, but %s has %d and %d", p, dx, dy, sp.Parts[0], dimX, dimY)
 		}
 		dimX, dimY, skipped = dx, dy, skipped+sk
 	}
@@ -270,10 +273,10 @@ func (f *sampleFn) ProcessElement(ctx context.Context, sp Split) (Sample, error)
 		return nil
 	})
 	if err != nil {
-		return Sample{}, err
+		return Sample{}, TagJobError(err)
 	}
 	if err := done(); err != nil {
-		return Sample{}, fmt.Errorf("dimebeam: %s: %v", sp, err)
+		return Sample{}, TagJobError(fmt.Errorf("dimebeam: %s: %w", sp, err))
 	}
 	return all, nil
 }
@@ -283,9 +286,15 @@ type sampleCombineFn struct{}
 
 func (sampleCombineFn) CreateAccumulator() Sample { return Sample{} }
 
-func (sampleCombineFn) AddInput(a, s Sample) (Sample, error) { return a.merge(s) }
+func (sampleCombineFn) AddInput(a, s Sample) (Sample, error) {
+	u, err := a.merge(s)
+	return u, TagJobError(err)
+}
 
-func (sampleCombineFn) MergeAccumulators(a, b Sample) (Sample, error) { return a.merge(b) }
+func (sampleCombineFn) MergeAccumulators(a, b Sample) (Sample, error) {
+	u, err := a.merge(b)
+	return u, TagJobError(err)
+}
 
 func (sampleCombineFn) ExtractOutput(a Sample) Sample { return a }
 
@@ -295,7 +304,7 @@ type chooseFn struct{ Cfg Config }
 func (f *chooseFn) ProcessElement(ctx context.Context, s Sample) (Bandwidths, error) {
 	b, err := choose(f.Cfg, s)
 	if err != nil {
-		return b, err
+		return b, TagJobError(err)
 	}
 	log.Infof(ctx, "dimebeam: bandwidths chosen on a uniform sample of %d of %d rows: %s", b.SampleRows, b.SeenRows, b.describe(f.Cfg))
 	return b, nil
@@ -342,13 +351,13 @@ type scoreFn struct{ Cfg Config }
 
 func (f *scoreFn) ProcessElement(ctx context.Context, sp Split) (int, Partial, error) {
 	sum, err := f.score(ctx, sp)
-	return sp.Shard, sum, err
+	return sp.Shard, sum, TagJobError(err)
 }
 
 func (f *scoreFn) score(ctx context.Context, sp Split) (Partial, error) {
 	cfg := sp.Bandwidths.splitConfig(f.Cfg)
 	if err := cfg.Validate(); err != nil {
-		return Partial{}, fmt.Errorf("dimebeam: %s: %v", sp, err)
+		return Partial{}, fmt.Errorf("dimebeam: %s: %w", sp, err)
 	}
 	w := splitWeight(cfg, runtime.GOMAXPROCS(0))
 	if err := splitSlots().Acquire(ctx, w); err != nil {
@@ -371,7 +380,7 @@ func (f *scoreFn) score(ctx context.Context, sp Split) (Partial, error) {
 	}
 	if est == nil { // no rows: the state of an empty estimator counts the skipped ones
 		if est, err = stream.New(max(dimX, 1), max(dimY, 1), cfg); err != nil {
-			return Partial{}, fmt.Errorf("dimebeam: %s: %v", sp, err)
+			return Partial{}, fmt.Errorf("dimebeam: %s: %w", sp, err)
 		}
 	}
 	est.Skip(skipped)
@@ -380,7 +389,7 @@ func (f *scoreFn) score(ctx context.Context, sp Split) (Partial, error) {
 	sum, err := writePartial(ctx, f.Cfg.TempDir, fmt.Sprintf("split-%d", sp.Shard), func(w io.Writer) error {
 		return stream.WriteSum(w, est)
 	})
-	if err != nil {
+	if err != nil { // the machine's failure, whatever the cause says
 		return Partial{}, fmt.Errorf("dimebeam: %s: writing its sum: %v", sp, err)
 	}
 	return sum, nil
@@ -414,7 +423,7 @@ func readBlocks(ctx context.Context, sp Split, cfg Config, add func(x, y []float
 			dx, dy = len(x)/max(n, 1), len(y)/max(n, 1)
 		}
 		if len(x) != n*dx || len(y) != n*dy {
-			return fmt.Errorf("block of %d rows has %d X values (want %d) and %d Y values (want %d)", n, len(x), n*dx, len(y), n*dy)
+			return vocab.Errorf("block of %d rows has %d X values (want %d) and %d Y values (want %d)", n, len(x), n*dx, len(y), n*dy)
 		}
 		for _, v := range []struct {
 			name string
@@ -463,16 +472,21 @@ func splitWeight(cfg stream.Config, procs int) int64 {
 type resultFn struct{ Cfg Config }
 
 func (f *resultFn) ProcessElement(ctx context.Context, m Merged) (stream.Result, error) {
+	r, err := f.result(ctx, m)
+	return r, TagJobError(err)
+}
+
+func (f *resultFn) result(ctx context.Context, m Merged) (stream.Result, error) {
 	e, err := estimatorOf(ctx, m)
 	if errors.Is(err, stream.ErrInvalidInput) {
-		return stream.Result{}, fmt.Errorf("dimebeam: no rows in the input")
+		return stream.Result{}, errNoRows
 	}
 	if err != nil {
 		return stream.Result{}, err
 	}
 	removeSplits(ctx, m)
 	if e.Rows() < 2 {
-		return stream.Result{}, fmt.Errorf("dimebeam: %d rows in the input: need at least 2", e.Rows())
+		return stream.Result{}, vocab.Errorf("dimebeam: %d rows in the input: need at least 2", e.Rows())
 	}
 	r, err := e.Result()
 	if err != nil {
@@ -498,7 +512,8 @@ func (stateFn) ProcessElement(ctx context.Context, m Merged) ([]byte, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, TagJobError(err)
 	}
-	return e.MarshalBinary()
+	b, err := e.MarshalBinary()
+	return b, TagJobError(err)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dime-project/dime/rank"
 	"github.com/dime-project/dime/stream"
+	"github.com/dime-project/dime/vocab"
 )
 
 func init() {
@@ -149,7 +150,7 @@ type rankFn struct{ Cfg RankConfig }
 
 func (f *rankFn) ProcessElement(ctx context.Context, sp Split) (int, Partial, error) {
 	sum, err := f.rank(ctx, sp)
-	return sp.Shard, sum, err
+	return sp.Shard, sum, TagJobError(err)
 }
 
 func (f *rankFn) rank(ctx context.Context, sp Split) (Partial, error) {
@@ -163,13 +164,13 @@ func (f *rankFn) rank(ctx context.Context, sp Split) (Partial, error) {
 	lay := f.Cfg.Layout
 	acc, err := rank.New(lay.Plan, cfg)
 	if err != nil {
-		return Partial{}, fmt.Errorf("dimebeam: %s: %v", sp, err)
+		return Partial{}, fmt.Errorf("dimebeam: %s: %w", sp, err)
 	}
 	read := f.Cfg.Reading()
 	var block []float64
 	_, _, skipped, err := readBlocks(ctx, sp, read, func(x, y []float64, n int) error {
 		if len(x) != n*lay.DimX || len(y) != n*lay.DimY {
-			return fmt.Errorf("the columns have %d+%d values, the ranking's %d+%d", len(x)/max(n, 1), len(y)/max(n, 1), lay.DimX, lay.DimY)
+			return vocab.Errorf("the columns have %d+%d values, the ranking's %d+%d", len(x)/max(n, 1), len(y)/max(n, 1), lay.DimX, lay.DimY)
 		}
 		block = lay.Row(block, x, y, n)
 		return acc.Add(block, n)
@@ -182,7 +183,7 @@ func (f *rankFn) rank(ctx context.Context, sp Split) (Partial, error) {
 	sum, err := writePartial(ctx, read.TempDir, fmt.Sprintf("rank-split-%d", sp.Shard), func(w io.Writer) error {
 		return rank.WriteSum(w, acc)
 	})
-	if err != nil {
+	if err != nil { // the machine's failure, whatever the cause says
 		return Partial{}, fmt.Errorf("dimebeam: %s: writing its sum: %v", sp, err)
 	}
 	return sum, nil

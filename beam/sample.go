@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dime-project/dime/exact"
+	"github.com/dime-project/dime/vocab"
 )
 
 // Sample is a seeded uniform sample without replacement of the rows of a
@@ -108,7 +109,7 @@ func (s Sample) merge(o Sample) (Sample, error) {
 	case o.K == 0:
 		return s, nil
 	case s.K != o.K || s.DimX != o.DimX || s.DimY != o.DimY:
-		return Sample{}, fmt.Errorf("dimebeam: samples of %d rows of %d+%d values and %d rows of %d+%d values do not merge (do the files have the same columns?)",
+		return Sample{}, vocab.Errorf("dimebeam: samples of %d rows of %d+%d values and %d rows of %d+%d values do not merge (do the files have the same columns?)",
 			s.K, s.DimX, s.DimY, o.K, o.DimX, o.DimY)
 	}
 	u := Sample{K: s.K, DimX: s.DimX, DimY: s.DimY, Seen: s.Seen + o.Seen,
@@ -148,14 +149,14 @@ type Bandwidths struct {
 func choose(cfg Config, s Sample) (Bandwidths, error) {
 	n := len(s.Keys) / 2
 	if n < 2 {
-		return Bandwidths{}, fmt.Errorf("dimebeam: %d rows to choose the bandwidths from, want at least 2", n)
+		return Bandwidths{}, vocab.Errorf("dimebeam: %d rows to choose the bandwidths from, want at least 2", n)
 	}
 	c := cfg.Stream
 	ecfg := exact.Config{Kernel: c.Kernel, Alpha: c.Alpha, SigmaX: c.BandwidthX, SigmaY: c.BandwidthY,
 		Permutations: c.Permutations, Seed: c.Seed}
 	sx, sy, err := exact.ResolveBandwidths(mat.NewDense(n, s.DimX, s.X), mat.NewDense(n, s.DimY, s.Y), ecfg)
 	if err != nil {
-		return Bandwidths{}, fmt.Errorf("dimebeam: choosing the bandwidths on a sample of %d rows: %v", n, err)
+		return Bandwidths{}, fmt.Errorf("dimebeam: choosing the bandwidths on a sample of %d rows: %w", n, err)
 	}
 	b := Bandwidths{SampleRows: n, SeenRows: s.Seen}
 	if c.BandwidthX.NeedsData() {

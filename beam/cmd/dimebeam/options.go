@@ -9,7 +9,6 @@ import (
 	dimebeam "github.com/dime-project/dime/beam"
 	"github.com/dime-project/dime/cliflag"
 	"github.com/dime-project/dime/stream"
-	"github.com/dime-project/dime/vocab"
 )
 
 // options are dimebeam's own flags (the Beam SDK's are on flag.CommandLine
@@ -78,12 +77,27 @@ func (o *options) inputList() ([]string, error) {
 	return inputs, nil
 }
 
-// errUsage marks errors of the command line and of the input: exit status 2
-// (vocab.IsUsage).
-var errUsage = vocab.NewSentinel("usage")
+// usageError marks an error of the command line or of the input: exit
+// status 2 (vocab.IsUsage). Its message is its cause's.
+type usageError struct{ err error }
 
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// Usage reports that the error is the caller's: true.
+func (e usageError) Usage() bool { return true }
+
+// usagef returns a usageError with the formatted message.
 func usagef(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// asUsage marks err as an error of the input (nil for nil).
+func asUsage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return usageError{err}
 }
 
 // config checks the flags and returns the pipeline's configuration and

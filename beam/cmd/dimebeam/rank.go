@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/dime-project/dime/decode"
 	"github.com/dime-project/dime/rank"
 	"github.com/dime-project/dime/report"
+	"github.com/dime-project/dime/vocab"
 )
 
 func init() {
@@ -43,7 +43,7 @@ func rankCmd(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	defer l.cleanup()
 	cfg, pilot, err := dimebeam.ChooseRankPilot(ctx, inputs, cfg)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return asUsage(err)
 	}
 	if err := l.check(ctx, inputs, cfg.Reading()); err != nil {
 		return err
@@ -96,14 +96,14 @@ func (o *options) rankConfig(ctx context.Context) (dimebeam.RankConfig, []string
 		opts.Columns.X, opts.Columns.Y = x, y
 		r, err := decode.OpenDataset(ctx, inputs, nil, opts)
 		if err != nil {
-			return nil, 0, fmt.Errorf("%w: %v", errUsage, err)
+			return nil, 0, asUsage(err)
 		}
 		defer r.Close()
 		return r.Columns().X.Labels(), r.DimX(), nil
 	}
 	lay, err := rank.RankLayout(probe, target, candidates, o.rank.Groups)
 	if err != nil {
-		return cfg, nil, usagef("rank: %s", strings.TrimPrefix(strings.TrimPrefix(err.Error(), errUsage.Error()+": "), rank.ErrInvalidInput.Error()+": "))
+		return cfg, nil, usagef("rank: %s", strings.TrimPrefix(err.Error(), rank.ErrInvalidInput.Error()+": "))
 	}
 	if like != nil {
 		if err := rank.SameViews(like.Plan(), lay.Plan); err != nil {
@@ -149,12 +149,17 @@ type rankReportFn struct {
 }
 
 func (f *rankReportFn) ProcessElement(ctx context.Context, m dimebeam.Merged) ([]byte, error) {
+	b, err := f.report(ctx, m)
+	return b, dimebeam.TagJobError(err)
+}
+
+func (f *rankReportFn) report(ctx context.Context, m dimebeam.Merged) ([]byte, error) {
 	acc, err := dimebeam.RankAccumulator(ctx, m)
 	if err != nil {
 		return nil, err
 	}
 	if acc.Rows() < 2 {
-		return nil, fmt.Errorf("dimebeam: %d rows in the input: need at least 2", acc.Rows())
+		return nil, vocab.Errorf("dimebeam: %d rows in the input: need at least 2", acc.Rows())
 	}
 	results, err := acc.Results()
 	if err != nil {

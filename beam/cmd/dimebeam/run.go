@@ -23,6 +23,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 
 	dimebeam "github.com/dime-project/dime/beam"
+	"github.com/dime-project/dime/outfile"
 	"github.com/dime-project/dime/redact"
 	"github.com/dime-project/dime/report"
 	"github.com/dime-project/dime/stream"
@@ -51,12 +52,17 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(stderr, "dimebeam: %s\n", redact.String(strings.TrimPrefix(errorLine(err), "dimebeam: ")))
+	// The message's text on one line, with dimebeam's prefix once; the
+	// exit status is the error's kind, whatever its text.
+	fmt.Fprintf(stderr, "dimebeam: %s\n", redact.String(strings.TrimPrefix(oneLine(err.Error()), "dimebeam: ")))
 	if vocab.IsUsage(err) {
 		return 2
 	}
 	return 1
 }
+
+// oneLine folds a message of several lines into one.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	start := time.Now()
@@ -76,7 +82,7 @@ func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	rules := [2]string{cfg.Stream.BandwidthX.String(), cfg.Stream.BandwidthY.String()}
 	cfg, pilot, err := dimebeam.ChoosePilot(ctx, inputs, cfg)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return asUsage(err)
 	}
 	if err := l.check(ctx, inputs, cfg); err != nil {
 		return err
@@ -163,7 +169,7 @@ func (o *options) launch(runner string) (*launch, error) {
 func (l *launch) check(ctx context.Context, inputs []string, cfg dimebeam.Config) error {
 	files, err := dimebeam.Check(ctx, inputs, cfg)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return asUsage(err)
 	}
 	// The input as dime names it: the arguments, and the number of files
 	// when it is not one.
@@ -173,7 +179,7 @@ func (l *launch) check(ctx context.Context, inputs []string, cfg dimebeam.Config
 	}
 	dataFiles, err := dimebeam.LocalFiles(ctx, inputs, cfg)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return asUsage(err)
 	}
 	l.exclude = append(slices.Clone(inputs), dataFiles...)
 	for _, out := range []struct{ flag, path string }{{"--output", l.given}, {"--save-state", l.saveState}} {
@@ -181,7 +187,11 @@ func (l *launch) check(ctx context.Context, inputs []string, cfg dimebeam.Config
 			continue
 		}
 		if err := dimebeam.CheckOutput(out.path, l.exclude...); err != nil {
-			return usagef("%s %s", out.flag, strings.TrimPrefix(err.Error(), "dimebeam: "))
+			var oe *outfile.Error
+			if errors.As(err, &oe) {
+				err = oe
+			}
+			return usagef("%s %v", out.flag, err)
 		}
 		if overwritesInput(out.path, inputs) {
 			return usagef("%s %s is an input: refusing to overwrite it", out.flag, out.path)
@@ -189,12 +199,6 @@ func (l *launch) check(ctx context.Context, inputs []string, cfg dimebeam.Config
 	}
 	l.tempDir, err = tempDir(l.local)
 	return err
-}
-func pipelineErrorOrNil(err error) error {
-	if err == nil {
-		return nil
-	}
-	return pipelineError(err)
 }
 
 // tempDir returns the directory of this job's partial sums (Config.TempDir):
@@ -234,14 +238,14 @@ func (l *launch) run(ctx context.Context, p *beam.Pipeline, s beam.Scope, report
 				fmt.Fprintf(stderr, "dimebeam: the shards' sums will be left in %s: remove it once the job is done\n", redact.String(l.tempDir))
 			}
 		}
-		return pipelineErrorOrNil(err)
+		return jobError(err)
 	}
 	// The sums are removed whether the job succeeded or not.
 	if rmErr := dimebeam.RemoveTemp(ctx, l.tempDir); rmErr != nil {
 		fmt.Fprintf(stderr, "dimebeam: warning: removing the temporary sums in %s: %s\n", redact.String(l.tempDir), redact.String(rmErr.Error()))
 	}
 	if err != nil {
-		return pipelineError(err)
+		return jobError(err)
 	}
 	return print(ctx, l.output, stdout, stderr)
 }
@@ -256,7 +260,7 @@ func readOutput(ctx context.Context, output string) ([]byte, error) {
 	b, err := filesystem.Read(ctx, fs, output)
 	if err != nil {
 		// A job that wrote nothing had no rows to combine.
-		return nil, fmt.Errorf("%w: reading the result %s: %v (no rows in the input?)", errUsage, output, err)
+		return nil, usagef("reading the result %s: %v (no rows in the input?)", output, err)
 	}
 	return b, nil
 }
@@ -326,7 +330,7 @@ func (f *reportFn) ProcessElement(r stream.Result) ([]byte, error) {
 	rep.SetScaling(f.Scaling, f.PilotRows, f.Pilot)
 	rep.Warn(f.DimX, f.DimY, math.Log(float64(2*r.Features)))
 	b, err := json.Marshal(rep)
-	return append(b, '\n'), err
+	return append(b, '\n'), dimebeam.TagJobError(err)
 }
 
 // overwritesInput reports whether a local output path is an input, or a
@@ -354,34 +358,17 @@ func overwritesInput(out string, inputs []string) bool {
 	return false
 }
 
-// pipelineError returns the error of a failed job: the first line of the
-// runner's report that comes from dime's packages (the runner wraps it in
-// the plan of the failed stage), marked as an input error when it is about
-// the data.
-func pipelineError(err error) error {
-	line := errorLine(err)
-	for _, p := range []string{"dimeio: ", "dimebeam: ", "stream: invalid input", "stream: incompatible", "rank: invalid input", "rank: incompatible"} {
-		if strings.HasPrefix(line, p) {
-			return fmt.Errorf("%w: %s", errUsage, line)
-		}
+// jobError returns the error of a failed job (the error of beam.Run; nil
+// for nil): the error of the stage that failed, which says whether the input
+// was at fault (dimebeam.ReadJobError), or, when no stage said why (the
+// runner, the connection to it or a worker process failed), the runner's
+// message on one line, a failure.
+func jobError(err error) error {
+	if err == nil {
+		return nil
 	}
-	return errors.New(line)
-}
-
-// errorLine returns the line of err's message that says what went wrong.
-func errorLine(err error) string {
-	msg := err.Error()
-	if errors.Is(err, errUsage) {
-		msg = strings.TrimPrefix(msg, errUsage.Error()+": ")
+	if je, ok := dimebeam.ReadJobError(err); ok {
+		return je
 	}
-	lines := strings.Split(msg, "\n")
-	for _, l := range lines {
-		l = strings.TrimSpace(l)
-		for _, p := range []string{"dimeio: ", "dimebeam: ", "stream: ", "rank: ", "covariance: ", "exact: "} {
-			if i := strings.Index(l, p); i >= 0 {
-				return l[i:]
-			}
-		}
-	}
-	return strings.Join(strings.Fields(msg), " ")
+	return errors.New(oneLine(err.Error()))
 }
