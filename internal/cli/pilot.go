@@ -18,20 +18,18 @@ import (
 // stream.ResolvePilot (rank.ResolvePilot for rank and matrix).
 
 // resolveDataset resolves a command's dataset once, for the pilot and for
-// the reading (openResolved), with the reader options of its views.
-func (f *inputFlags) resolveDataset(ctx context.Context, args, xcols, ycols []string) (*dataset.Dataset, decode.Options, error) {
-	opts, err := f.options(xcols, ycols)
-	if err != nil {
-		return nil, opts, err
-	}
+// the reading (openResolved), with the reader options of its views
+// (options).
+func resolveDataset(ctx context.Context, args []string, opts decode.Options) (*dataset.Dataset, error) {
 	d, err := dataset.Resolve(ctx, args, opts.Files)
 	if err != nil {
-		return nil, opts, inputError(err)
+		return nil, inputError(err)
 	}
-	return d, opts, nil
+	return d, nil
 }
 
-// openResolved opens a dataset that resolveDataset resolved, as open does.
+// openResolved opens a dataset that resolveDataset resolved, and warns
+// about its columns (warnColumns).
 func (f *inputFlags) openResolved(ctx context.Context, e *env, d *dataset.Dataset, opts decode.Options) (*decode.DatasetReader, error) {
 	r, err := decode.NewDatasetReader(ctx, d, e.stdin, opts)
 	if err != nil {

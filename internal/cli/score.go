@@ -131,7 +131,8 @@ func runScore(e *env, args []string) error {
 	// rows instead of 185, at the same peak RSS.
 	defer lowerGC(5)()
 	start := time.Now()
-	if _, err := in.options(xcols, ycols); err != nil {
+	opts, err := in.options(xcols, ycols)
+	if err != nil {
 		return err
 	}
 	// The reader is opened with the context that the first SIGINT or
@@ -139,7 +140,7 @@ func runScore(e *env, args []string) error {
 	sigs := newSignals()
 	defer sigs.stop()
 	ctx := sigs.Context()
-	d, opts, err := in.resolveDataset(ctx, inputs, xcols, ycols)
+	d, err := resolveDataset(ctx, inputs, opts)
 	if err != nil {
 		return err
 	}
