@@ -309,7 +309,7 @@ func (f *sampleFlags) read(e *env, inputs []string, opts decode.Options) (sample
 	if err != nil {
 		return sample{}, err
 	}
-	pilot, err := readPilot(ctx, d, opts, f.pilot, f.est.Seed)
+	pilot, opts, err := readPilot(ctx, d, opts, f.pilot, f.est.Seed)
 	if err != nil {
 		return sample{}, err
 	}

@@ -44,16 +44,22 @@ func (f *inputFlags) openResolved(ctx context.Context, e *env, d *dataset.Datase
 }
 
 // readPilot reads the pilot of at most rows rows (0: the default) of a
-// resolved dataset (decode.ReadPilot).
-func readPilot(ctx context.Context, d *dataset.Dataset, opts decode.Options, rows int, seed uint64) (decode.Pilot, error) {
+// resolved dataset (decode.ReadPilot), and returns the reader options opts
+// of the reading that follows, bound to the columns that the pilot
+// selected on the first input (decode.Options.Selected), so that they are
+// not selected again.
+func readPilot(ctx context.Context, d *dataset.Dataset, opts decode.Options, rows int, seed uint64) (decode.Pilot, decode.Options, error) {
 	if rows <= 0 {
 		rows = stream.DefaultPilotRows
 	}
 	p, err := decode.ReadPilot(ctx, d, opts, rows, seed)
 	if err != nil {
-		return p, inputError(err)
+		return p, opts, inputError(err)
 	}
-	return p, nil
+	if !p.Deferred {
+		opts.Selected = &p.Columns
+	}
+	return p, opts, nil
 }
 
 // pilotRows names the rows of a pilot in messages.

@@ -193,7 +193,7 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay rank.Layou
 	// score reads (readPilot), unless a --like state gives them.
 	var pilot decode.Pilot
 	if len(cfg.Sigmas) == 0 {
-		if pilot, err = readPilot(ctx, d, opts, cfg.Stream.PilotRows, cfg.Stream.Seed); err != nil {
+		if pilot, opts, err = readPilot(ctx, d, opts, cfg.Stream.PilotRows, cfg.Stream.Seed); err != nil {
 			return nil, err
 		}
 		if pilot.DimX != lay.DimX || pilot.DimY != lay.DimY {

@@ -151,7 +151,7 @@ func runScore(e *env, args []string) error {
 	var pilot decode.Pilot
 	needPilot := base == nil && cfg.NeedsPilot()
 	if needPilot {
-		if pilot, err = readPilot(ctx, d, opts, cfg.PilotRows, cfg.Seed); err != nil {
+		if pilot, opts, err = readPilot(ctx, d, opts, cfg.PilotRows, cfg.Seed); err != nil {
 			return err
 		}
 	}
