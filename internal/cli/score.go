@@ -84,7 +84,9 @@ func runScore(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := ef.streamConfig(xcols, ycols)
+	// The views' labels are the columns selected (below), patterns
+	// expanded: they are set there alone.
+	cfg, err := ef.streamConfig(nil, nil)
 	if err != nil {
 		return err
 	}
