@@ -100,3 +100,28 @@ func TestChecks(t *testing.T) {
 		t.Errorf("--like with --features: %v", err)
 	}
 }
+
+// TestPilotRowsAlone: RegisterPilotRows adds --pilot-rows without --like,
+// and ExactConfig checks it as StreamConfig does.
+func TestPilotRowsAlone(t *testing.T) {
+	for _, tc := range []struct {
+		rows string
+		bad  bool
+	}{{"1", true}, {"2", false}, {"4096", false}, {"99999999", true}} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		var e Estimator
+		e.Register(fs)
+		e.RegisterPilotRows(fs)
+		if fs.Lookup("like") != nil {
+			t.Fatal("RegisterPilotRows added --like")
+		}
+		if err := fs.Parse([]string{"--permutations", "5", "--pilot-rows", tc.rows}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := e.ExactConfig()
+		if bad := err != nil; bad != tc.bad || bad && !strings.Contains(err.Error(), "--pilot-rows "+tc.rows+": want 2 to") {
+			t.Errorf("--pilot-rows %s: %v", tc.rows, err)
+		}
+	}
+}

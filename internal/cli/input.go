@@ -254,7 +254,6 @@ type sampleFlags struct {
 	est   estimatorFlags
 	in    inputFlags
 	n     int
-	pilot int
 	force bool
 }
 
@@ -269,7 +268,7 @@ func (f *sampleFlags) register(fs *flagSet, help string) {
 	f.in.register(fs)
 	f.in.showListing(fs.e, &f.est.progress)
 	fs.IntVar(&f.n, "sample", defaultSampleRows, help)
-	fs.IntVar(&f.pilot, "pilot-rows", stream.DefaultPilotRows, pilotRowsHelp)
+	f.est.RegisterPilotRows(fs.FlagSet)
 	fs.BoolVar(&f.force, "force", false, "allow --sample above 8192 (O(n³) time, 8n² bytes per matrix), and let --plot write through a symbolic link, FIFO or device")
 }
 
@@ -294,9 +293,6 @@ func (f *sampleFlags) parse(fs *flagSet, command string, args []string) (inputs 
 	if opts, err = f.in.options(xcols, ycols); err != nil {
 		return nil, opts, cfg, err
 	}
-	if f.pilot < 2 || f.pilot > stream.MaxPilotRows {
-		return nil, opts, cfg, usagef("--pilot-rows %d: want 2 to %d", f.pilot, stream.MaxPilotRows)
-	}
 	return inputs, opts, cfg, checkSampleSize(f.n, f.force)
 }
 
@@ -309,7 +305,7 @@ func (f *sampleFlags) read(e *env, inputs []string, opts decode.Options) (sample
 	if err != nil {
 		return sample{}, err
 	}
-	pilot, opts, err := readPilot(ctx, d, opts, f.pilot, f.est.Seed)
+	pilot, opts, err := readPilot(ctx, d, opts, f.est.PilotRows, f.est.Seed)
 	if err != nil {
 		return sample{}, err
 	}
@@ -320,7 +316,7 @@ func (f *sampleFlags) read(e *env, inputs []string, opts decode.Options) (sample
 	defer r.Close()
 	prefix := 0
 	if pilot.Deferred {
-		prefix = f.pilot
+		prefix = f.est.PilotRows
 	}
 	s, err := readSample(e, r, inputs, f.n, prefix, f.est.Seed, f.est.progress)
 	if err == nil && !pilot.Deferred {

@@ -93,6 +93,3 @@ func resolvePilot(input string, p decode.Pilot, cfg stream.Config) (stream.Pilot
 	}
 	return sp, nil
 }
-
-// pilotRowsHelp is the help of the sample commands' --pilot-rows.
-const pilotRowsHelp = "rows that choose the columns' scales and median or auto bandwidths, as dime score chooses them: a seeded sample of a Parquet dataset's rows (--seed), the first rows of other files and of stdin"
