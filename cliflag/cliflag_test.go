@@ -125,3 +125,27 @@ func TestPilotRowsAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyLike: without --like the config is kept and nothing is read;
+// an estimator flag given with --like is refused before the state is read.
+func TestApplyLike(t *testing.T) {
+	read := func(string) (*stream.Estimator, error) {
+		t.Fatal("the state was read")
+		return nil, nil
+	}
+	e, _, err := parse(t, "--x", "a", "--y", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := stream.DefaultConfig()
+	if got, err := e.ApplyLike(c, read, nil, nil); err != nil || got.Features != c.Features {
+		t.Errorf("without --like: %v", err)
+	}
+	e, _, err = parse(t, "--x", "a", "--y", "b", "--like", "s.state", "--seed", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.ApplyLike(c, read, nil, nil); err == nil || !strings.Contains(err.Error(), "--seed with --like") {
+		t.Errorf("--seed with --like: %v", err)
+	}
+}

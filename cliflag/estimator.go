@@ -291,6 +291,24 @@ func (e *Estimator) LikeConfig(st *stream.Estimator, xcols, ycols []string) (str
 	return c, nil
 }
 
+// ApplyLike returns c, or with --like the estimator settings (LikeConfig)
+// of the state that read reads from the --like path, for views with the
+// given column names (nil: the state's). An estimator flag also given is
+// a usage error, reported before the state is read.
+func (e *Estimator) ApplyLike(c stream.Config, read func(path string) (*stream.Estimator, error), xcols, ycols []string) (stream.Config, error) {
+	if e.Like == "" {
+		return c, nil
+	}
+	if err := e.CheckLike(); err != nil {
+		return c, err
+	}
+	st, err := read(e.Like)
+	if err != nil {
+		return stream.Config{}, err
+	}
+	return e.LikeConfig(st, xcols, ycols)
+}
+
 // Given reports whether the flag name was registered and given on the
 // command line.
 func (e *Estimator) Given(name string) bool {
