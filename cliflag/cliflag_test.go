@@ -100,3 +100,52 @@ func TestChecks(t *testing.T) {
 		t.Errorf("--like with --features: %v", err)
 	}
 }
+
+// TestPilotRowsAlone: RegisterPilotRows adds --pilot-rows without --like,
+// and ExactConfig checks it as StreamConfig does.
+func TestPilotRowsAlone(t *testing.T) {
+	for _, tc := range []struct {
+		rows string
+		bad  bool
+	}{{"1", true}, {"2", false}, {"4096", false}, {"99999999", true}} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		var e Estimator
+		e.Register(fs)
+		e.RegisterPilotRows(fs)
+		if fs.Lookup("like") != nil {
+			t.Fatal("RegisterPilotRows added --like")
+		}
+		if err := fs.Parse([]string{"--permutations", "5", "--pilot-rows", tc.rows}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := e.ExactConfig()
+		if bad := err != nil; bad != tc.bad || bad && !strings.Contains(err.Error(), "--pilot-rows "+tc.rows+": want 2 to") {
+			t.Errorf("--pilot-rows %s: %v", tc.rows, err)
+		}
+	}
+}
+
+// TestApplyLike: without --like the config is kept and nothing is read;
+// an estimator flag given with --like is refused before the state is read.
+func TestApplyLike(t *testing.T) {
+	read := func(string) (*stream.Estimator, error) {
+		t.Fatal("the state was read")
+		return nil, nil
+	}
+	e, _, err := parse(t, "--x", "a", "--y", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := stream.DefaultConfig()
+	if got, err := e.ApplyLike(c, read, nil, nil); err != nil || got.Features != c.Features {
+		t.Errorf("without --like: %v", err)
+	}
+	e, _, err = parse(t, "--x", "a", "--y", "b", "--like", "s.state", "--seed", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.ApplyLike(c, read, nil, nil); err == nil || !strings.Contains(err.Error(), "--seed with --like") {
+		t.Errorf("--seed with --like: %v", err)
+	}
+}

@@ -81,10 +81,24 @@ func (e *Estimator) RegisterNormalized(fs *flag.FlagSet) {
 	fs.BoolVar(&e.Normalized, "normalized", true, "report dime_normalized (its self terms: about 8% more work on long inputs, most of a short monitor window's)")
 }
 
-// RegisterPilot adds --pilot-rows and --like.
+// RegisterPilot adds --pilot-rows (RegisterPilotRows) and --like.
 func (e *Estimator) RegisterPilot(fs *flag.FlagSet) {
-	fs.IntVar(&e.PilotRows, "pilot-rows", stream.DefaultPilotRows, "rows that choose the columns' scales and median or auto bandwidths: a seeded sample of a Parquet dataset's rows (--seed), the first rows of other files (files in path order) and of streams")
+	e.RegisterPilotRows(fs)
 	fs.StringVar(&e.Like, "like", "", "take every estimator setting (kernel, alpha, D, variant, P, groups, seed, precision, bandwidths, scales) from this saved state (a local file), so that the result merges or compares with it")
+}
+
+// RegisterPilotRows adds --pilot-rows alone, for the commands without
+// --like; StreamConfig and ExactConfig check it.
+func (e *Estimator) RegisterPilotRows(fs *flag.FlagSet) {
+	fs.IntVar(&e.PilotRows, "pilot-rows", stream.DefaultPilotRows, "rows that choose the columns' scales and median or auto bandwidths: a seeded sample of a Parquet dataset's rows (--seed), the first rows of other files (files in path order) and of streams")
+}
+
+// checkPilotRows checks --pilot-rows when registered.
+func (e *Estimator) checkPilotRows() error {
+	if e.registered("pilot-rows") && (e.PilotRows < 2 || e.PilotRows > stream.MaxPilotRows) {
+		return vocab.Errorf("--pilot-rows %d: want 2 to %d", e.PilotRows, stream.MaxPilotRows)
+	}
+	return nil
 }
 
 // OptionalBandwidth is a bandwidth flag that may be left unset (the empty
@@ -187,13 +201,16 @@ func (e *Estimator) common() error {
 }
 
 // ExactConfig checks the flags and returns the configuration of the exact
-// estimator.
+// estimator. It checks --pilot-rows when registered.
 func (e *Estimator) ExactConfig() (exact.Config, error) {
 	if err := e.common(); err != nil {
 		return exact.Config{}, err
 	}
 	if e.Permutations < 1 {
 		return exact.Config{}, vocab.Errorf("--permutations %d: the exact estimator needs 1 to %d", e.Permutations, stream.MaxPermutations)
+	}
+	if err := e.checkPilotRows(); err != nil {
+		return exact.Config{}, err
 	}
 	bx, by := e.Bandwidths()
 	return exact.Config{Kernel: e.Kernel, Alpha: e.Alpha, SigmaX: bx, SigmaY: by, Permutations: e.Permutations, Seed: e.Seed}, nil
@@ -221,8 +238,9 @@ func (e *Estimator) StreamConfig(xcols, ycols []string) (stream.Config, error) {
 		return stream.Config{}, vocab.Errorf("--rows serial needs the analytic estimator (--permutations 0)")
 	case e.Rows == vocab.SerialRows && e.Groups < 2:
 		return stream.Config{}, vocab.Errorf("--rows serial needs --groups 2 or more")
-	case e.registered("pilot-rows") && (e.PilotRows < 2 || e.PilotRows > stream.MaxPilotRows):
-		return stream.Config{}, vocab.Errorf("--pilot-rows %d: want 2 to %d", e.PilotRows, stream.MaxPilotRows)
+	}
+	if err := e.checkPilotRows(); err != nil {
+		return stream.Config{}, err
 	}
 	bx, by := e.Bandwidths()
 	c := stream.Config{
@@ -271,6 +289,24 @@ func (e *Estimator) LikeConfig(st *stream.Estimator, xcols, ycols []string) (str
 		c.XColumns, c.YColumns = xcols, ycols
 	}
 	return c, nil
+}
+
+// ApplyLike returns c, or with --like the estimator settings (LikeConfig)
+// of the state that read reads from the --like path, for views with the
+// given column names (nil: the state's). An estimator flag also given is
+// a usage error, reported before the state is read.
+func (e *Estimator) ApplyLike(c stream.Config, read func(path string) (*stream.Estimator, error), xcols, ycols []string) (stream.Config, error) {
+	if e.Like == "" {
+		return c, nil
+	}
+	if err := e.CheckLike(); err != nil {
+		return c, err
+	}
+	st, err := read(e.Like)
+	if err != nil {
+		return stream.Config{}, err
+	}
+	return e.LikeConfig(st, xcols, ycols)
 }
 
 // Given reports whether the flag name was registered and given on the

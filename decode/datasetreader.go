@@ -38,7 +38,10 @@ type DatasetReader struct {
 	refSource  string
 	ref        []colSig
 	sel        columns.Selection // the first file's
-	total      int64
+	// sels are the columns selected on each input, by the first of its
+	// units opened (Options.Selected for the first input), under mu.
+	sels  []*columns.Selection
+	total int64
 
 	// shared with the workers, under mu
 	mu      sync.Mutex
@@ -134,6 +137,8 @@ func NewDatasetReader(ctx context.Context, d *dataset.Dataset, stdin io.Reader, 
 	ctx, cancel := context.WithCancel(ctx)
 	r := &DatasetReader{d: d, opts: opts, stdin: stdin, ctx: ctx, cancel: cancel, st: dataset.NewStorage(opts.Files), batch: opts.batchSize()}
 	r.cond = sync.NewCond(&r.mu)
+	r.sels = make([]*columns.Selection, len(d.Inputs))
+	r.sels[0] = opts.Selected
 	// Wake a Next that waits for a block when ctx is done: it returns at
 	// once, whatever the decoding goroutines are blocked on.
 	context.AfterFunc(ctx, func() {
@@ -263,7 +268,8 @@ func planUnits(d *dataset.Dataset, minRows int) []unit {
 	return units
 }
 
-// openUnit opens the reader of a unit.
+// openUnit opens the reader of a unit, on the columns selected on its
+// input when another of its units was opened.
 func (r *DatasetReader) openUnit(u int) (*Reader, error) {
 	un := r.units[u]
 	opts := r.opts
@@ -271,7 +277,17 @@ func (r *DatasetReader) openUnit(u int) (*Reader, error) {
 		// Cut the unit's batches where the dataset's blocks end.
 		opts.headRows = int((int64(r.batch) - un.start%int64(r.batch)) % int64(r.batch))
 	}
-	return openInput(r.ctx, r.st, r.d.Inputs[un.input], r.stdin, opts, un.groups)
+	r.mu.Lock()
+	sel := r.sels[un.input]
+	r.mu.Unlock()
+	rd, err := openInput(r.ctx, r.st, r.d.Inputs[un.input], r.stdin, opts, un.groups, sel)
+	if err == nil && sel == nil {
+		s := rd.Columns()
+		r.mu.Lock()
+		r.sels[un.input] = &s
+		r.mu.Unlock()
+	}
+	return rd, err
 }
 
 // work is a decoding goroutine: it takes the next unit, decodes its blocks

@@ -53,6 +53,12 @@ type Options struct {
 	// is GOMAXPROCS, at most 4. Results do not depend on it: the blocks
 	// are the same whatever the number of workers.
 	Workers int
+	// Selected, if not nil, is Columns as selected on the dataset's first
+	// input already (Pilot.Columns, of a pilot read with the same
+	// Columns): a DatasetReader, and ReadPilot, bind that input to it rather than select
+	// its columns again. Each other input is selected once, on its own,
+	// and must agree with it.
+	Selected *columns.Selection
 
 	// headRows, if positive, is the number of rows of the first Parquet
 	// batch: a DatasetReader aligns the batches of a file that starts in

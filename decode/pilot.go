@@ -188,7 +188,7 @@ func readSample(ctx context.Context, d *dataset.Dataset, opts Options, rows int,
 
 	// The views are selected on the first file, as a DatasetReader selects
 	// them, and every file read must agree with it.
-	first, err := openInput(ctx, nil, d.Inputs[0], nil, opts, nil)
+	first, err := openInput(ctx, nil, d.Inputs[0], nil, opts, nil, opts.Selected)
 	if err != nil {
 		return Pilot{}, err
 	}
@@ -200,11 +200,17 @@ func readSample(ctx context.Context, d *dataset.Dataset, opts Options, rows int,
 	got := make([]bool, len(idx))
 	ropts := opts
 	ropts.Values.SkipInvalid = true // a chosen invalid row is left out (see ReadPilot)
+	// Each input's columns are selected once, by its first span.
+	sels := map[int]*columns.Selection{0: &p.Columns}
 	var b Block
 	for _, s := range spans {
-		rd, err := openInput(ctx, nil, d.Inputs[s.input], nil, ropts, &groupRange{first: s.first, count: s.last - s.first + 1})
+		rd, err := openInput(ctx, nil, d.Inputs[s.input], nil, ropts, &groupRange{first: s.first, count: s.last - s.first + 1}, sels[s.input])
 		if err != nil {
 			return Pilot{}, err
+		}
+		if sels[s.input] == nil {
+			sel := rd.Columns()
+			sels[s.input] = &sel
 		}
 		if err := checkSignature(rd, refSource, ref); err != nil {
 			rd.Close()

@@ -312,3 +312,56 @@ func mustWd(t *testing.T) string {
 	}
 	return wd
 }
+
+// readAllRows reads every row of a dataset with a DatasetReader.
+func readAllRows(t *testing.T, args []string, opts decode.Options) (x, y []float64, sel columns.Selection) {
+	t.Helper()
+	r, err := decode.OpenDataset(context.Background(), args, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for r.Next() {
+		x, y = append(x, r.X()...), append(y, r.Y()...)
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return x, y, r.Columns()
+}
+
+// A DatasetReader given the columns a pilot selected (Options.Selected)
+// reads the first input on them rather than selecting again, and reads
+// the same rows as one that selects them itself: across files, and across
+// the units of a file's row groups.
+func TestDatasetReaderSelected(t *testing.T) {
+	const total = 6000
+	m := pilotMatrix(total)
+	dir := writePilotFiles(t, t.TempDir(), ".parquet", m, []int{2500, 3500}, tablewriter.Options{RowGroupRows: 300})
+	opts := decode.Options{Columns: columns.Spec{X: []string{"c[0-2]"}, Y: dsY}, BatchSize: 100}
+	p, err := readPilot(t, []string{dir}, opts, 500, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantX, wantY, wantSel := readAllRows(t, []string{dir}, opts)
+	given := opts
+	given.Selected = &p.Columns
+	x, y, sel := readAllRows(t, []string{dir}, given)
+	sameViews(t, x, y, wantX, wantY)
+	if !slices.Equal(sel.X.Labels(), wantSel.X.Labels()) || !slices.Equal(sel.Y.Labels(), wantSel.Y.Labels()) {
+		t.Errorf("columns %v %v, want %v %v", sel.X.Labels(), sel.Y.Labels(), wantSel.X.Labels(), wantSel.Y.Labels())
+	}
+
+	// The first input is bound to the columns given, not selected again:
+	// here they are the views swapped.
+	file := filepath.Join(t.TempDir(), "one.csv")
+	writeMatrixFile(t, file, m[:50*dsCols], tablewriter.Options{})
+	swapped, err := readPilot(t, []string{file}, decode.Options{Columns: columns.Spec{X: dsY, Y: dsX}}, 10, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, sel = readAllRows(t, []string{file}, decode.Options{Columns: columns.Spec{X: dsX, Y: dsY}, Selected: &swapped.Columns})
+	if !slices.Equal(sel.X.Labels(), dsY) || !slices.Equal(sel.Y.Labels(), dsX) {
+		t.Errorf("columns %v %v, want the given %v %v", sel.X.Labels(), sel.Y.Labels(), dsY, dsX)
+	}
+}

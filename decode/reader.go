@@ -108,7 +108,7 @@ type Reader struct {
 // directory or a glob as one table, see OpenDataset. ctx bounds the reading
 // for the life of the Reader (see BlockReader).
 func Open(ctx context.Context, path string, stdin io.Reader, opts Options) (*Reader, error) {
-	return openInput(ctx, nil, dataset.Input{Path: path, Size: -1, Format: opts.Files.Format, Rows: -1}, stdin, opts, nil)
+	return openInput(ctx, nil, dataset.Input{Path: path, Size: -1, Format: opts.Files.Format, Rows: -1}, stdin, opts, nil, nil)
 }
 
 // OpenInput opens one input of a dataset (see dataset.Resolve) for reading
@@ -119,7 +119,7 @@ func Open(ctx context.Context, path string, stdin io.Reader, opts Options) (*Rea
 // bounds the reading for the life of the Reader: once it is done, Next
 // returns false and Err returns ctx's error.
 func OpenInput(ctx context.Context, in dataset.Input, stdin io.Reader, opts Options) (*Reader, error) {
-	return openInput(ctx, nil, in, stdin, opts, nil)
+	return openInput(ctx, nil, in, stdin, opts, nil, nil)
 }
 
 // OpenRowGroups opens count row groups of a Parquet input, from the row
@@ -135,7 +135,7 @@ func OpenRowGroups(ctx context.Context, in dataset.Input, first, count int, opts
 	if first < 0 || count < 1 {
 		return nil, fmt.Errorf("dimeio: %s: row groups %d to %d: want first >= 0 and count >= 1", dataset.SourceName(in.Path), first, first+count-1)
 	}
-	return openInput(ctx, nil, in, nil, opts, &groupRange{first: first, count: count})
+	return openInput(ctx, nil, in, nil, opts, &groupRange{first: first, count: count}, nil)
 }
 
 // groupRange is a range of Parquet row groups.
@@ -143,8 +143,10 @@ type groupRange struct{ first, count int }
 
 // openInput opens an input; st, if not nil, opens it and outlives the
 // Reader, else the Reader opens a Storage of its own; groups, if not nil,
-// selects Parquet row groups.
-func openInput(ctx context.Context, st *dataset.Storage, in dataset.Input, stdin io.Reader, opts Options, groups *groupRange) (*Reader, error) {
+// selects Parquet row groups; selected, if not nil, is opts.Columns as
+// columns.Select resolved it on this input already, which is not selected
+// again.
+func openInput(ctx context.Context, st *dataset.Storage, in dataset.Input, stdin io.Reader, opts Options, groups *groupRange, selected *columns.Selection) (*Reader, error) {
 	r := &Reader{ctx: ctx, source: dataset.SourceName(in.Path), total: -1, parts: in.Partitions}
 	r.block = &r.empty
 	if st == nil {
@@ -166,7 +168,8 @@ func openInput(ctx context.Context, st *dataset.Storage, in dataset.Input, stdin
 	r.input = src
 	r.closers = append(r.closers, src)
 	// Three steps, each once: the decoder reads the input's schema, the
-	// columns are selected from it, the decoder reads the selected columns.
+	// columns are selected from it (unless they were on an earlier
+	// opening of the input), the decoder reads the selected columns.
 	var dec decoder
 	switch src.Format {
 	case dataset.Parquet:
@@ -181,8 +184,10 @@ func openInput(ctx context.Context, st *dataset.Storage, in dataset.Input, stdin
 	if err != nil {
 		return fail(err)
 	}
-	sel, err := columns.Select(r.source, dec.fields(), r.parts, opts.Columns)
-	if err != nil {
+	var sel columns.Selection
+	if selected != nil {
+		sel = *selected
+	} else if sel, err = columns.Select(r.source, dec.fields(), r.parts, opts.Columns); err != nil {
 		dec.release()
 		return fail(err)
 	}

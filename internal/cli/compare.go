@@ -65,7 +65,7 @@ func runCompare(e *env, args []string) error {
 	variantName := fs.String("variant", "plain", "RFF frequencies: plain or orthogonal")
 	plotPath := fs.String("plot", "", "draw |RFF − exact| against D on log-log axes to this .png or .svg file (- for a PNG on stdout)")
 	normalized := fs.Bool("normalized", true, "report exact's dime_normalized (2(P+1) more eigenproblems of the sample's size: more than half of exact's time)")
-	inputs, xcols, ycols, ecfg, err := sf.parse(fs, "compare", args)
+	inputs, opts, ecfg, err := sf.parse(fs, "compare", args)
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func runCompare(e *env, args []string) error {
 		return err
 	}
 	start := time.Now()
-	s, err := sf.read(e, inputs, xcols, ycols)
+	s, err := sf.read(e, inputs, opts)
 	if err != nil {
 		return err
 	}

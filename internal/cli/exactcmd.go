@@ -13,7 +13,7 @@ func runExact(e *env, args []string) error {
 	sf.register(fs, "rows of the exact estimate: a seeded uniform sample when the input has more")
 	testPerms := fs.Int("test-permutations", 0, "independence test: 0 is the HSIC test of the same Gram matrices (random pairings, exact down to p = 0.001, an asymptotic tail below); B > 0 is the permutation test of the joint entropy with max(B, P) null replicates (p >= 1/(B+1), B-P more eigenproblems)")
 	normalized := fs.Bool("normalized", true, "report dime_normalized, DiME over the views' DiME with copies of themselves (2(P+1) more eigenproblems: more than half the time)")
-	inputs, xcols, ycols, cfg, err := sf.parse(fs, "exact", args)
+	inputs, opts, cfg, err := sf.parse(fs, "exact", args)
 	if err != nil {
 		return err
 	}
@@ -23,7 +23,7 @@ func runExact(e *env, args []string) error {
 	cfg.TestPermutations = *testPerms
 	cfg.SkipNormalized = !*normalized
 	start := time.Now()
-	s, err := sf.read(e, inputs, xcols, ycols)
+	s, err := sf.read(e, inputs, opts)
 	if err != nil {
 		return err
 	}

@@ -74,19 +74,10 @@ func (f *estimatorFlags) streamConfig(xcols, ycols []string) (stream.Config, err
 }
 
 // like returns c, or with --like the settings of that state for views with
-// the given column names (nil: the state's).
+// the given column names (nil: the state's): cliflag's ApplyLike, reading
+// the state with readStateFile.
 func (f *estimatorFlags) like(c stream.Config, xcols, ycols []string) (stream.Config, error) {
-	if f.Like == "" {
-		return c, nil
-	}
-	if err := f.CheckLike(); err != nil {
-		return c, err
-	}
-	st, err := readStateFile(f.Like)
-	if err != nil {
-		return stream.Config{}, err
-	}
-	return f.LikeConfig(st, xcols, ycols)
+	return f.ApplyLike(c, readStateFile, xcols, ycols)
 }
 
 // parseInts parses a comma-separated list of positive integers.

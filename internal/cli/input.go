@@ -64,15 +64,6 @@ func (f *inputFlags) options(xcols, ycols []string) (decode.Options, error) {
 	return opts, nil
 }
 
-// open opens the dataset of a command.
-func (f *inputFlags) open(ctx context.Context, e *env, args []string, xcols, ycols []string) (*decode.DatasetReader, error) {
-	d, opts, err := f.resolveDataset(ctx, args, xcols, ycols)
-	if err != nil {
-		return nil, err
-	}
-	return f.openResolved(ctx, e, d, opts)
-}
-
 // warnColumns says on stderr when a column is in a view twice (it then
 // counts twice, as a column of the view's width and weight) or in both
 // views (X and Y then share it), or when two selections of one list column
@@ -263,7 +254,6 @@ type sampleFlags struct {
 	est   estimatorFlags
 	in    inputFlags
 	n     int
-	pilot int
 	force bool
 }
 
@@ -278,44 +268,44 @@ func (f *sampleFlags) register(fs *flagSet, help string) {
 	f.in.register(fs)
 	f.in.showListing(fs.e, &f.est.progress)
 	fs.IntVar(&f.n, "sample", defaultSampleRows, help)
-	fs.IntVar(&f.pilot, "pilot-rows", stream.DefaultPilotRows, pilotRowsHelp)
+	f.est.RegisterPilotRows(fs.FlagSet)
 	fs.BoolVar(&f.force, "force", false, "allow --sample above 8192 (O(n³) time, 8n² bytes per matrix), and let --plot write through a symbolic link, FIFO or device")
 }
 
 // parse parses the command line and checks everything the sample commands
-// share, before any input is read.
-func (f *sampleFlags) parse(fs *flagSet, command string, args []string) (inputs, xcols, ycols []string, cfg exact.Config, err error) {
+// share, before any input is read: it returns the inputs, the reader
+// options of the views and the estimator's settings.
+func (f *sampleFlags) parse(fs *flagSet, command string, args []string) (inputs []string, opts decode.Options, cfg exact.Config, err error) {
 	pos, err := parseFlags(fs, args)
 	if err != nil {
-		return nil, nil, nil, cfg, err
+		return nil, opts, cfg, err
 	}
 	if inputs, err = datasetArgs(command, pos); err != nil {
-		return nil, nil, nil, cfg, err
+		return nil, opts, cfg, err
 	}
-	if xcols, ycols, err = f.est.views(); err != nil {
-		return nil, nil, nil, cfg, err
+	xcols, ycols, err := f.est.views()
+	if err != nil {
+		return nil, opts, cfg, err
 	}
 	if cfg, err = f.est.exactConfig(); err != nil {
-		return nil, nil, nil, cfg, err
+		return nil, opts, cfg, err
 	}
-	if _, err := f.in.options(xcols, ycols); err != nil {
-		return nil, nil, nil, cfg, err
+	if opts, err = f.in.options(xcols, ycols); err != nil {
+		return nil, opts, cfg, err
 	}
-	if f.pilot < 2 || f.pilot > stream.MaxPilotRows {
-		return nil, nil, nil, cfg, usagef("--pilot-rows %d: want 2 to %d", f.pilot, stream.MaxPilotRows)
-	}
-	return inputs, xcols, ycols, cfg, checkSampleSize(f.n, f.force)
+	return inputs, opts, cfg, checkSampleSize(f.n, f.force)
 }
 
 // read reads the pilot (readPilot: a seeded sample of a Parquet dataset's
-// rows, as dime score reads it) and the sample.
-func (f *sampleFlags) read(e *env, inputs, xcols, ycols []string) (sample, error) {
+// rows, as dime score reads it) and the sample, with the reader options
+// that parse returned.
+func (f *sampleFlags) read(e *env, inputs []string, opts decode.Options) (sample, error) {
 	ctx := context.Background()
-	d, opts, err := f.in.resolveDataset(ctx, inputs, xcols, ycols)
+	d, err := resolveDataset(ctx, inputs, opts)
 	if err != nil {
 		return sample{}, err
 	}
-	pilot, err := readPilot(ctx, d, opts, f.pilot, f.est.Seed)
+	pilot, opts, err := readPilot(ctx, d, opts, f.est.PilotRows, f.est.Seed)
 	if err != nil {
 		return sample{}, err
 	}
@@ -326,7 +316,7 @@ func (f *sampleFlags) read(e *env, inputs, xcols, ycols []string) (sample, error
 	defer r.Close()
 	prefix := 0
 	if pilot.Deferred {
-		prefix = f.pilot
+		prefix = f.est.PilotRows
 	}
 	s, err := readSample(e, r, inputs, f.n, prefix, f.est.Seed, f.est.progress)
 	if err == nil && !pilot.Deferred {

@@ -135,7 +135,11 @@ func runMatrix(e *env, args []string) error {
 		}
 	}
 	var lay rank.Layout
-	probe := m.in.probe(e, inputs)
+	opts, err := m.in.options(nil, nil)
+	if err != nil {
+		return err
+	}
+	probe := m.in.probe(e, inputs, opts)
 	var first []string
 	if len(sel) > 0 {
 		first = sel[:1]
@@ -194,7 +198,7 @@ func runMatrix(e *env, args []string) error {
 	}
 	lay.DimY = yw[0]
 	plan.Width = lay.DimX + lay.DimY
-	res, err := m.run(e, "matrix", inputs, lay, cfg)
+	res, err := m.run(e, "matrix", inputs, lay, withViews(opts, lay.XColumns, lay.YColumns), cfg)
 	if err != nil {
 		return err
 	}

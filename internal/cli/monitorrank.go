@@ -216,7 +216,7 @@ func runRankMonitor(e *env, fs *flagSet, ef *estimatorFlags, in *inputFlags, mf 
 	if err := checkRFFMemory(ef.Features, ef.Permutations, ef.Groups); err != nil {
 		return err
 	}
-	lay, err := in.rankLayout(e, "monitor --rank-y", inputs, ysel, xsel, mf.rank.Groups)
+	lay, opts, err := in.rankLayout(e, "monitor --rank-y", inputs, ysel, xsel, mf.rank.Groups)
 	if err != nil {
 		return err
 	}
@@ -240,10 +240,6 @@ func runRankMonitor(e *env, fs *flagSet, ef *estimatorFlags, in *inputFlags, mf 
 	}
 	plan := lay.Plan
 	if err := checkMultiMemory(fmt.Sprintf("monitor --rank-y of %d candidates at D = %d", len(plan.Pairs), cfg.Stream.Features), plan.Views, len(plan.Pairs), cfg, "lower --features, or rank fewer candidates"); err != nil {
-		return err
-	}
-	opts, err := in.options(lay.XColumns, lay.YColumns)
-	if err != nil {
 		return err
 	}
 	if err := mf.timeOptions(&opts); err != nil {

@@ -18,20 +18,18 @@ import (
 // stream.ResolvePilot (rank.ResolvePilot for rank and matrix).
 
 // resolveDataset resolves a command's dataset once, for the pilot and for
-// the reading (openResolved), with the reader options of its views.
-func (f *inputFlags) resolveDataset(ctx context.Context, args, xcols, ycols []string) (*dataset.Dataset, decode.Options, error) {
-	opts, err := f.options(xcols, ycols)
-	if err != nil {
-		return nil, opts, err
-	}
+// the reading (openResolved), with the reader options of its views
+// (options).
+func resolveDataset(ctx context.Context, args []string, opts decode.Options) (*dataset.Dataset, error) {
 	d, err := dataset.Resolve(ctx, args, opts.Files)
 	if err != nil {
-		return nil, opts, inputError(err)
+		return nil, inputError(err)
 	}
-	return d, opts, nil
+	return d, nil
 }
 
-// openResolved opens a dataset that resolveDataset resolved, as open does.
+// openResolved opens a dataset that resolveDataset resolved, and warns
+// about its columns (warnColumns).
 func (f *inputFlags) openResolved(ctx context.Context, e *env, d *dataset.Dataset, opts decode.Options) (*decode.DatasetReader, error) {
 	r, err := decode.NewDatasetReader(ctx, d, e.stdin, opts)
 	if err != nil {
@@ -46,16 +44,22 @@ func (f *inputFlags) openResolved(ctx context.Context, e *env, d *dataset.Datase
 }
 
 // readPilot reads the pilot of at most rows rows (0: the default) of a
-// resolved dataset (decode.ReadPilot).
-func readPilot(ctx context.Context, d *dataset.Dataset, opts decode.Options, rows int, seed uint64) (decode.Pilot, error) {
+// resolved dataset (decode.ReadPilot), and returns the reader options opts
+// of the reading that follows, bound to the columns that the pilot
+// selected on the first input (decode.Options.Selected), so that they are
+// not selected again.
+func readPilot(ctx context.Context, d *dataset.Dataset, opts decode.Options, rows int, seed uint64) (decode.Pilot, decode.Options, error) {
 	if rows <= 0 {
 		rows = stream.DefaultPilotRows
 	}
 	p, err := decode.ReadPilot(ctx, d, opts, rows, seed)
 	if err != nil {
-		return p, inputError(err)
+		return p, opts, inputError(err)
 	}
-	return p, nil
+	if !p.Deferred {
+		opts.Selected = &p.Columns
+	}
+	return p, opts, nil
 }
 
 // pilotRows names the rows of a pilot in messages.
@@ -89,6 +93,3 @@ func resolvePilot(input string, p decode.Pilot, cfg stream.Config) (stream.Pilot
 	}
 	return sp, nil
 }
-
-// pilotRowsHelp is the help of the sample commands' --pilot-rows.
-const pilotRowsHelp = "rows that choose the columns' scales and median or auto bandwidths, as dime score chooses them: a seeded sample of a Parquet dataset's rows (--seed), the first rows of other files and of stdin"

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dime-project/dime/cliflag"
+	"github.com/dime-project/dime/columns"
 	"github.com/dime-project/dime/covariance"
 	"github.com/dime-project/dime/decode"
 	"github.com/dime-project/dime/rank"
@@ -100,10 +101,11 @@ func checkInputs(command string, inputs []string) error {
 	return nil
 }
 
-// probe returns the prober of the dataset's columns (rank.Probe).
-func (in *inputFlags) probe(e *env, inputs []string) rank.Probe {
+// probe returns the prober of the dataset's columns (rank.Probe), which
+// opens it with the reader options opts (options) for the views probed.
+func (in *inputFlags) probe(e *env, inputs []string, opts decode.Options) rank.Probe {
 	return func(x, y []string) ([]string, int, error) {
-		r, err := in.openRaw(e, inputs, x, y)
+		r, err := in.openRaw(e, inputs, withViews(opts, x, y))
 		if err != nil {
 			return nil, 0, err
 		}
@@ -115,24 +117,27 @@ func (in *inputFlags) probe(e *env, inputs []string) rank.Probe {
 // rankLayout returns the layout of a ranking of the candidates (xsel and
 // the groups) against the target (ysel) in the dataset: every --x column
 // (a list or slice counts for its width) but the target's own, then the
-// groups, then the target.
-func (in *inputFlags) rankLayout(e *env, command string, inputs, ysel, xsel []string, groups []rank.Group) (rank.Layout, error) {
-	if _, err := in.options(ysel, ysel); err != nil {
-		return rank.Layout{}, err
+// groups, then the target; and the reader options of its views.
+func (in *inputFlags) rankLayout(e *env, command string, inputs, ysel, xsel []string, groups []rank.Group) (rank.Layout, decode.Options, error) {
+	opts, err := in.options(nil, nil)
+	if err != nil {
+		return rank.Layout{}, opts, err
 	}
-	lay, err := rank.RankLayout(in.probe(e, inputs), ysel, xsel, groups)
+	lay, err := rank.RankLayout(in.probe(e, inputs, opts), ysel, xsel, groups)
 	if errors.Is(err, rank.ErrInvalidInput) {
-		return lay, usagef("%s: %s", command, strings.TrimPrefix(err.Error(), rank.ErrInvalidInput.Error()+": "))
+		return lay, opts, usagef("%s: %s", command, strings.TrimPrefix(err.Error(), rank.ErrInvalidInput.Error()+": "))
 	}
-	return lay, err
+	return lay, withViews(opts, lay.XColumns, lay.YColumns), err
 }
 
-// openRaw opens the dataset for the given views.
-func (in *inputFlags) openRaw(e *env, inputs, x, y []string) (*decode.DatasetReader, error) {
-	opts, err := in.options(x, y)
-	if err != nil {
-		return nil, err
-	}
+// withViews returns the reader options opts for the views x and y.
+func withViews(opts decode.Options, x, y []string) decode.Options {
+	opts.Columns = columns.Spec{X: x, Y: y}
+	return opts
+}
+
+// openRaw opens the dataset with the reader options opts.
+func (in *inputFlags) openRaw(e *env, inputs []string, opts decode.Options) (*decode.DatasetReader, error) {
 	r, err := decode.OpenDataset(context.Background(), inputs, e.stdin, opts)
 	if err != nil {
 		return nil, inputError(err)
@@ -157,8 +162,9 @@ type multiResult struct {
 	pilotRows int
 }
 
-// run reads the dataset through the accumulator of plan.
-func (m *multiFlags) run(e *env, command string, inputs []string, lay rank.Layout, cfg rank.Config) (_ *multiResult, err error) {
+// run reads the dataset, with the reader options opts of the layout's
+// views, through the accumulator of plan.
+func (m *multiFlags) run(e *env, command string, inputs []string, lay rank.Layout, opts decode.Options, cfg rank.Config) (_ *multiResult, err error) {
 	plan := lay.Plan
 	start := time.Now()
 	if m.ef.Like != "" {
@@ -179,7 +185,7 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay rank.Layou
 		}
 	}()
 	ctx := sigs.Context()
-	d, opts, err := m.in.resolveDataset(ctx, inputs, lay.XColumns, lay.YColumns)
+	d, err := resolveDataset(ctx, inputs, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +193,7 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay rank.Layou
 	// score reads (readPilot), unless a --like state gives them.
 	var pilot decode.Pilot
 	if len(cfg.Sigmas) == 0 {
-		if pilot, err = readPilot(ctx, d, opts, cfg.Stream.PilotRows, cfg.Stream.Seed); err != nil {
+		if pilot, opts, err = readPilot(ctx, d, opts, cfg.Stream.PilotRows, cfg.Stream.Seed); err != nil {
 			return nil, err
 		}
 		if pilot.DimX != lay.DimX || pilot.DimY != lay.DimY {
@@ -332,7 +338,7 @@ func runRank(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	lay, err := m.in.rankLayout(e, "rank", inputs, ysel, xsel, rf.Groups)
+	lay, opts, err := m.in.rankLayout(e, "rank", inputs, ysel, xsel, rf.Groups)
 	if err != nil {
 		return err
 	}
@@ -340,7 +346,7 @@ func runRank(e *env, args []string) error {
 	if err := checkMultiMemory(fmt.Sprintf("rank of %d candidates at D = %d", len(plan.Pairs), cfg.Stream.Features), plan.Views, len(plan.Pairs), cfg, "lower --features, or rank fewer candidates per run"); err != nil {
 		return err
 	}
-	res, err := m.run(e, "rank", inputs, lay, cfg)
+	res, err := m.run(e, "rank", inputs, lay, opts, cfg)
 	if err != nil {
 		return err
 	}

@@ -84,7 +84,9 @@ func runScore(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := ef.streamConfig(xcols, ycols)
+	// The views' labels are the columns selected (below), patterns
+	// expanded: they are set there alone.
+	cfg, err := ef.streamConfig(nil, nil)
 	if err != nil {
 		return err
 	}
@@ -131,7 +133,8 @@ func runScore(e *env, args []string) error {
 	// rows instead of 185, at the same peak RSS.
 	defer lowerGC(5)()
 	start := time.Now()
-	if _, err := in.options(xcols, ycols); err != nil {
+	opts, err := in.options(xcols, ycols)
+	if err != nil {
 		return err
 	}
 	// The reader is opened with the context that the first SIGINT or
@@ -139,7 +142,7 @@ func runScore(e *env, args []string) error {
 	sigs := newSignals()
 	defer sigs.stop()
 	ctx := sigs.Context()
-	d, opts, err := in.resolveDataset(ctx, inputs, xcols, ycols)
+	d, err := resolveDataset(ctx, inputs, opts)
 	if err != nil {
 		return err
 	}
@@ -150,7 +153,7 @@ func runScore(e *env, args []string) error {
 	var pilot decode.Pilot
 	needPilot := base == nil && cfg.NeedsPilot()
 	if needPilot {
-		if pilot, err = readPilot(ctx, d, opts, cfg.PilotRows, cfg.Seed); err != nil {
+		if pilot, opts, err = readPilot(ctx, d, opts, cfg.PilotRows, cfg.Seed); err != nil {
 			return err
 		}
 	}

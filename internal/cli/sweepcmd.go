@@ -48,7 +48,7 @@ func runSweep(e *env, args []string) error {
 	var sf sampleFlags
 	sf.register(fs, fmt.Sprintf("rows of the sample (each of the %d points costs P+3 eigenproblems of this size, growing as n³)", len(exact.AutoScales())))
 	plotPath := fs.String("plot", "", "draw DiME and MI against sigma to this .png or .svg file (- for a PNG on stdout)")
-	inputs, xcols, ycols, cfg, err := sf.parse(fs, "sweep", args)
+	inputs, opts, cfg, err := sf.parse(fs, "sweep", args)
 	if err != nil {
 		return err
 	}
@@ -62,7 +62,7 @@ func runSweep(e *env, args []string) error {
 	// Sweep every view whose rule is auto, both when none is (the default
 	// --sigma fixed): sigma = scale × sqrt(d/2) over the auto rule's grid.
 	start := time.Now()
-	s, err := sf.read(e, inputs, xcols, ycols)
+	s, err := sf.read(e, inputs, opts)
 	if err != nil {
 		return err
 	}
