@@ -59,11 +59,7 @@ type windowLine struct {
 	RowModel  string `json:"row_model"`
 	PValueIID number `json:"p_value_iid"`
 	// With --baseline: the comparison with the baseline.
-	BaselineDiME *number  `json:"baseline_dime,omitempty"`
-	Change       *number  `json:"dime_change,omitempty"`
-	ChangeStdErr *number  `json:"dime_change_stderr,omitempty"`
-	ChangeDF     *int     `json:"change_df,omitempty"`
-	ChangePValue *number  `json:"change_p_value,omitempty"`
+	*baselineChange
 	Alert        bool     `json:"alert"`
 	AlertReasons []string `json:"alert_reasons,omitempty"`
 	// Warnings are the window's warnings of a scale that does not fit
@@ -78,12 +74,7 @@ func newWindowLine(w monitor.Window) windowLine {
 		EntropyX: number(r.EntropyX), EntropyY: number(r.EntropyY), EntropyJoint: number(r.EntropyJoint),
 		MI: number(r.MutualInformation), DiME: number(r.DiME), DiMEStdErr: number(r.DiMEStdErr),
 		DiMEAnalytic: number(r.DiMEAnalytic), DiMENormalized: number(r.DiMENormalized), PValue: number(r.PValue), Alert: w.Alert, AlertReasons: w.AlertReasons,
-		RowModel: r.RowModel.String(), PValueIID: number(r.PValueIID)}
-	if c := w.Change; c != nil {
-		b, d, se, p := number(c.BaselineDiME), number(c.Difference), number(c.StdErr), number(c.PValue)
-		df := c.DF
-		l.BaselineDiME, l.Change, l.ChangeStdErr, l.ChangeDF, l.ChangePValue = &b, &d, &se, &df, &p
-	}
+		RowModel: r.RowModel.String(), PValueIID: number(r.PValueIID), baselineChange: changeOf(w.Change)}
 	return l
 }
 
