@@ -36,56 +36,64 @@ func (n Number) MarshalJSON() ([]byte, error) {
 // Report is the result of one estimate as the commands print it. Its JSON
 // field names are part of the command's interface.
 type Report struct {
-	Estimator      string   `json:"estimator"` // "exact" or "rff"
-	Input          string   `json:"input,omitempty"`
-	Rows           int64    `json:"rows"`
-	SkippedRows    int64    `json:"skipped_rows"`
-	XColumns       []string `json:"x_columns"`
-	YColumns       []string `json:"y_columns"`
-	Kernel         string   `json:"kernel"`
-	Alpha          float64  `json:"alpha"`
-	SigmaRuleX     string   `json:"sigma_rule_x"`
-	SigmaRuleY     string   `json:"sigma_rule_y"`
-	SigmaX         float64  `json:"sigma_x"`
-	SigmaY         float64  `json:"sigma_y"`
-	Features       int      `json:"features,omitempty"` // rff: D frequencies
-	Variant        string   `json:"variant,omitempty"`  // rff
-	ShuffleRows    *int     `json:"shuffle_buffer,omitempty"`
-	Permutations   int      `json:"permutations"`
-	Seed           uint64   `json:"seed"`
-	SampledFrom    int64    `json:"sampled_from_rows,omitempty"` // exact: rows in the input
-	EntropyX       Number   `json:"entropy_x"`
-	EntropyY       Number   `json:"entropy_y"`
-	EntropyJoint   Number   `json:"entropy_joint"`
-	MI             Number   `json:"mutual_information"`
-	DiME           Number   `json:"dime"`
-	DiMEStdErr     Number   `json:"dime_stderr"`
-	DiMEAnalytic   *Number  `json:"dime_analytic,omitempty"` // rff
-	DiMENormalized *Number  `json:"dime_normalized,omitempty"`
-	DiMEEstimator  string   `json:"dime_estimator,omitempty"` // rff: "analytic-jackknife" or "permutations"
-	Groups         int      `json:"groups,omitempty"`         // rff: K groups of the jackknife
-	Jackknife      string   `json:"jackknife,omitempty"`      // rff, analytic: "third-order", "generalized", "second-order" or "group"
-	DiMESelfX      *Number  `json:"dime_self_x,omitempty"`    // rff: DiME(X;X'), the normalized score's self terms
-	DiMESelfY      *Number  `json:"dime_self_y,omitempty"`
-	TestStatistic  *Number  `json:"test_statistic,omitempty"` // rff: the RFF-HSIC statistic
-	TestNullMean   *Number  `json:"test_null_mean,omitempty"` // rff: its expectation under independence
-	PValuePerms    *Number  `json:"p_value_permutations,omitempty"`
-	PValue         *Number  `json:"p_value,omitempty"`
-	PValueTest     string   `json:"p_value_test,omitempty"`           // exact: "hsic" or "permutation"
-	RowModel       string   `json:"row_model,omitempty"`              // rff: "iid" or "serial" (what the p-value and dime_stderr assume)
-	PValueIID      *Number  `json:"p_value_iid,omitempty"`            // rff, serial rows: the iid test's p-value of the same statistic
-	DiMEDF         *Number  `json:"dime_df,omitempty"`                // rff: degrees of freedom of dime_stderr
-	DiMECI95       []Number `json:"dime_ci95,omitempty"`              // rff: dime ∓ t(dime_df, 0.975)·dime_stderr
-	Lag1X          *Number  `json:"lag1_autocorrelation_x,omitempty"` // rff: largest |lag-1 autocorrelation| of a column of X
-	Lag1Y          *Number  `json:"lag1_autocorrelation_y,omitempty"`
-	TestPerms      int      `json:"test_permutations,omitempty"` // exact: null replicates of the permutation test
-	Partial        bool     `json:"partial,omitempty"`           // score cut short by a signal: the rows read so far
+	Estimator    string   `json:"estimator"` // "exact" or "rff"
+	Input        string   `json:"input,omitempty"`
+	Rows         int64    `json:"rows"`
+	SkippedRows  int64    `json:"skipped_rows"`
+	XColumns     []string `json:"x_columns"`
+	YColumns     []string `json:"y_columns"`
+	Kernel       string   `json:"kernel"`
+	Alpha        float64  `json:"alpha"`
+	SigmaRuleX   string   `json:"sigma_rule_x"`
+	SigmaRuleY   string   `json:"sigma_rule_y"`
+	SigmaX       float64  `json:"sigma_x"`
+	SigmaY       float64  `json:"sigma_y"`
+	Features     int      `json:"features,omitempty"` // rff: D frequencies
+	Variant      string   `json:"variant,omitempty"`  // rff
+	ShuffleRows  *int     `json:"shuffle_buffer,omitempty"`
+	Permutations int      `json:"permutations"`
+	Seed         uint64   `json:"seed"`
+	SampledFrom  int64    `json:"sampled_from_rows,omitempty"` // exact: rows in the input
+	Scores
+	DiMEEstimator string   `json:"dime_estimator,omitempty"` // rff: "analytic-jackknife" or "permutations"
+	Groups        int      `json:"groups,omitempty"`         // rff: K groups of the jackknife
+	Jackknife     string   `json:"jackknife,omitempty"`      // rff, analytic: "third-order", "generalized", "second-order" or "group"
+	DiMESelfX     *Number  `json:"dime_self_x,omitempty"`    // rff: DiME(X;X'), the normalized score's self terms
+	DiMESelfY     *Number  `json:"dime_self_y,omitempty"`
+	TestStatistic *Number  `json:"test_statistic,omitempty"` // rff: the RFF-HSIC statistic
+	TestNullMean  *Number  `json:"test_null_mean,omitempty"` // rff: its expectation under independence
+	PValuePerms   *Number  `json:"p_value_permutations,omitempty"`
+	PValue        *Number  `json:"p_value,omitempty"`
+	PValueTest    string   `json:"p_value_test,omitempty"`           // exact: "hsic" or "permutation"
+	RowModel      string   `json:"row_model,omitempty"`              // rff: "iid" or "serial" (what the p-value and dime_stderr assume)
+	PValueIID     *Number  `json:"p_value_iid,omitempty"`            // rff, serial rows: the iid test's p-value of the same statistic
+	DiMEDF        *Number  `json:"dime_df,omitempty"`                // rff: degrees of freedom of dime_stderr
+	DiMECI95      []Number `json:"dime_ci95,omitempty"`              // rff: dime ∓ t(dime_df, 0.975)·dime_stderr
+	Lag1X         *Number  `json:"lag1_autocorrelation_x,omitempty"` // rff: largest |lag-1 autocorrelation| of a column of X
+	Lag1Y         *Number  `json:"lag1_autocorrelation_y,omitempty"`
+	TestPerms     int      `json:"test_permutations,omitempty"` // exact: null replicates of the permutation test
+	Partial       bool     `json:"partial,omitempty"`           // score cut short by a signal: the rows read so far
 	// Scaling is the columns' standardization (nil when the values were
 	// used as they are): sigma_x and sigma_y are in its units.
 	Scaling *Scaling `json:"scaling,omitempty"`
 	// Warnings are the lines printed on stderr about this estimate.
 	Warnings       []string `json:"warnings,omitempty"`
 	ElapsedSeconds float64  `json:"elapsed_seconds"`
+}
+
+// Scores are the numbers an estimate gives: the entropies, the mutual
+// information, DiME and its standard error, DiME's analytic estimate (rff)
+// and the normalized score. A Report embeds them, and so does a line of
+// dime monitor --json: the same fields in the same order.
+type Scores struct {
+	EntropyX       Number  `json:"entropy_x"`
+	EntropyY       Number  `json:"entropy_y"`
+	EntropyJoint   Number  `json:"entropy_joint"`
+	MI             Number  `json:"mutual_information"`
+	DiME           Number  `json:"dime"`
+	DiMEStdErr     Number  `json:"dime_stderr"`
+	DiMEAnalytic   *Number `json:"dime_analytic,omitempty"` // rff
+	DiMENormalized *Number `json:"dime_normalized,omitempty"`
 }
 
 // Scaling is the standardization of the report's columns: column j of X
@@ -165,14 +173,13 @@ func Exact(r exact.Result, cfg exact.Config, xcols, ycols []string, elapsed time
 		norm = &v
 	}
 	return Report{
-		DiMENormalized: norm,
-		PValue:         &p, PValueTest: r.Test.String(), TestPerms: r.TestPermutations,
+		PValue: &p, PValueTest: r.Test.String(), TestPerms: r.TestPermutations,
 		Estimator: "exact", Rows: int64(r.Rows), XColumns: xcols, YColumns: ycols,
 		Kernel: r.Kernel.String(), Alpha: r.Alpha,
 		SigmaRuleX: cfg.SigmaX.String(), SigmaRuleY: cfg.SigmaY.String(), SigmaX: r.SigmaX, SigmaY: r.SigmaY,
 		Permutations: r.Permutations, Seed: r.Seed,
-		EntropyX: Number(r.EntropyX), EntropyY: Number(r.EntropyY), EntropyJoint: Number(r.EntropyJoint),
-		MI: Number(r.MutualInformation), DiME: Number(r.DiME), DiMEStdErr: Number(r.DiMEStdErr),
+		Scores: Scores{EntropyX: Number(r.EntropyX), EntropyY: Number(r.EntropyY), EntropyJoint: Number(r.EntropyJoint),
+			MI: Number(r.MutualInformation), DiME: Number(r.DiME), DiMEStdErr: Number(r.DiMEStdErr), DiMENormalized: norm},
 		ElapsedSeconds: elapsed.Seconds(),
 	}
 }
@@ -204,15 +211,15 @@ func RFF(r stream.Result, elapsed time.Duration) Report {
 	return Report{
 		Jackknife: jack, RowModel: r.RowModel.String(), PValueIID: pIID, DiMEDF: &df, DiMECI95: []Number{Number(r.DiMELow), Number(r.DiMEHigh)},
 		Lag1X: &lagX, Lag1Y: &lagY,
-		DiMENormalized: &norm, DiMEEstimator: how, Groups: r.Groups, DiMESelfX: &selfX, DiMESelfY: &selfY,
+		DiMEEstimator: how, Groups: r.Groups, DiMESelfX: &selfX, DiMESelfY: &selfY,
 		TestStatistic: &stat, TestNullMean: &nullMean, PValuePerms: pPerms,
 		Estimator: "rff", Rows: r.Rows, SkippedRows: r.SkippedRows, XColumns: r.XColumns, YColumns: r.YColumns,
 		Kernel: r.Kernel.String(), Alpha: r.Alpha,
 		SigmaRuleX: r.BandwidthX.String(), SigmaRuleY: r.BandwidthY.String(), SigmaX: r.SigmaX, SigmaY: r.SigmaY,
 		Features: r.Features, Variant: r.Variant.String(), ShuffleRows: &shuffle,
 		Permutations: r.Permutations, Seed: r.Seed,
-		EntropyX: Number(r.EntropyX), EntropyY: Number(r.EntropyY), EntropyJoint: Number(r.EntropyJoint),
-		MI: Number(r.MutualInformation), DiME: Number(r.DiME), DiMEStdErr: Number(r.DiMEStdErr),
-		DiMEAnalytic: &analytic, PValue: &p, ElapsedSeconds: elapsed.Seconds(),
+		Scores: Scores{EntropyX: Number(r.EntropyX), EntropyY: Number(r.EntropyY), EntropyJoint: Number(r.EntropyJoint),
+			MI: Number(r.MutualInformation), DiME: Number(r.DiME), DiMEStdErr: Number(r.DiMEStdErr), DiMEAnalytic: &analytic, DiMENormalized: &norm},
+		PValue: &p, ElapsedSeconds: elapsed.Seconds(),
 	}
 }

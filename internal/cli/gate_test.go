@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"github.com/dime-project/dime/dataset"
+	rpt "github.com/dime-project/dime/report"
 	"github.com/dime-project/dime/synth"
 	"github.com/dime-project/dime/tablewriter"
 	"math"
@@ -64,9 +65,9 @@ func TestParseCondition(t *testing.T) {
 		want int
 	}{
 		{scoreOutput{}, 0}, // no p_value, DiME 0
-		{scoreOutput{report: report{PValue: &nan, DiME: nan}}, 0},
+		{scoreOutput{report: report{PValue: &nan, Scores: rpt.Scores{DiME: nan}}}, 0},
 		{scoreOutput{report: report{PValue: &half}}, 1},
-		{scoreOutput{report: report{PValue: &half, DiME: 2}}, 2},
+		{scoreOutput{report: report{PValue: &half, Scores: rpt.Scores{DiME: 2}}}, 2},
 	} {
 		met, err := g.check(c.o)
 		if err != nil || len(met) != c.want {

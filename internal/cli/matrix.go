@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/dime-project/dime/rank"
+	rpt "github.com/dime-project/dime/report"
 )
 
 // defaultMaxPairs is the default --max-pairs of matrix: 63 columns.
@@ -45,42 +46,6 @@ func multiSeconds(views, pairs, features int) (perMillion, results float64) {
 	perMillion = float64(pairs+2*views) * p * p * 1e6 / updateRate
 	results = float64(pairs) * resultEigenvalues * p * p * p / eigenRate
 	return perMillion, results
-}
-
-// matrixPair is one pair of dime matrix's output.
-type matrixPair struct {
-	Rank           int    `json:"rank"`
-	X              string `json:"x"`
-	Y              string `json:"y"`
-	DiME           number `json:"dime"`
-	DiMEStdErr     number `json:"dime_stderr"`
-	DiMENormalized number `json:"dime_normalized"`
-	PValue         number `json:"p_value"`
-	QValue         number `json:"q_value"`
-	DiMEAnalytic   number `json:"dime_analytic"`
-}
-
-// matrixOutput is dime matrix's JSON.
-type matrixOutput struct {
-	Estimator   string       `json:"estimator"`
-	Input       string       `json:"input"`
-	Rows        int64        `json:"rows"`
-	Skipped     int64        `json:"skipped_rows"`
-	Columns     []string     `json:"columns"`
-	Kernel      string       `json:"kernel"`
-	Alpha       float64      `json:"alpha"`
-	Features    int          `json:"features"`
-	Groups      int          `json:"groups"`
-	Seed        uint64       `json:"seed"`
-	Sigma       string       `json:"sigma_rule"`
-	Standardize bool         `json:"standardize"`
-	Pilot       string       `json:"pilot,omitempty"` // "sample" or "prefix": the rows the scales and bandwidths were chosen on
-	PilotRows   int          `json:"pilot_rows,omitempty"`
-	Order       []string     `json:"order"`
-	Pairs       []matrixPair `json:"pairs"`
-	Count       int          `json:"pairs_total"`
-	Partial     bool         `json:"partial,omitempty"`
-	Elapsed     float64      `json:"elapsed_seconds"`
 }
 
 func runMatrix(e *env, args []string) error {
@@ -225,7 +190,7 @@ func runMatrix(e *env, args []string) error {
 	if m.ef.asJSON {
 		err = writeJSON(e.stdout, o)
 	} else {
-		err = o.writeTable(e.stdout, *top)
+		err = writeMatrixTable(e.stdout, o, *top)
 	}
 	if err != nil {
 		return err
@@ -238,24 +203,8 @@ func runMatrix(e *env, args []string) error {
 
 // matrixReport builds matrix's output from the results of every pair, in
 // rank order, with the heatmap's order of the views.
-func matrixReport(acc *rank.Accumulator, results []rank.PairResult, input, order string) matrixOutput {
-	plan := acc.Plan()
-	cfg := acc.Settings()
-	o := matrixOutput{Estimator: "rff", Input: input, Rows: acc.Rows(), Kernel: cfg.Kernel.String(), Alpha: cfg.Alpha, Features: cfg.Features,
-		Groups: cfg.GroupCount(), Seed: cfg.Seed, Sigma: cfg.BandwidthX.String(), Standardize: cfg.Standardize, Count: len(results)}
-	for _, v := range plan.Views {
-		o.Columns = append(o.Columns, v.Name)
-	}
-	if len(results) > 0 {
-		o.Skipped = results[0].SkippedRows
-	}
-	sorted := slices.Clone(results)
-	slices.SortStableFunc(sorted, func(a, b rank.PairResult) int { return a.Rank - b.Rank })
-	for _, r := range sorted {
-		o.Pairs = append(o.Pairs, matrixPair{Rank: r.Rank, X: plan.Views[r.X].Name, Y: plan.Views[r.Y].Name, DiME: number(r.DiME), DiMEStdErr: number(r.DiMEStdErr),
-			DiMENormalized: number(r.DiMENormalized), PValue: number(r.PValue), QValue: number(r.QValue), DiMEAnalytic: number(r.DiMEAnalytic)})
-	}
-	sim := o.similarity()
+func matrixReport(acc *rank.Accumulator, results []rank.PairResult, input, order string) rpt.Matrix {
+	o := rpt.MatrixOf(acc, results, input)
 	idx := make([]int, len(o.Columns))
 	for i := range idx {
 		idx[i] = i
@@ -263,7 +212,7 @@ func matrixReport(acc *rank.Accumulator, results []rank.PairResult, input, order
 	if order == "name" {
 		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(o.Columns[a], o.Columns[b]) })
 	} else {
-		idx = clusterOrder(sim)
+		idx = clusterOrder(similarity(o))
 	}
 	for _, i := range idx {
 		o.Order = append(o.Order, o.Columns[i])
@@ -273,7 +222,7 @@ func matrixReport(acc *rank.Accumulator, results []rank.PairResult, input, order
 
 // similarity returns the symmetric matrix of dime_normalized (1 on the
 // diagonal, NaN where unknown), indexed as Columns.
-func (o matrixOutput) similarity() [][]float64 {
+func similarity(o rpt.Matrix) [][]float64 {
 	V := len(o.Columns)
 	at := map[string]int{}
 	for i, c := range o.Columns {
@@ -365,7 +314,7 @@ func reversed(v []int) []int {
 	return out
 }
 
-func (o matrixOutput) writeTable(w io.Writer, top int) error {
+func writeMatrixTable(w io.Writer, o rpt.Matrix, top int) error {
 	head := newTable(w, 0)
 	fmt.Fprintf(head, "input\t%s\n", o.Input)
 	rows := fmt.Sprintf("%d", o.Rows)
@@ -424,9 +373,9 @@ func (t nameTicks) Ticks(min, max float64) []plot.Tick {
 // plotMatrix draws the heatmap of dime_normalized in the output's order,
 // the first view at the top left, with a colour bar, on a canvas of
 // path's format.
-func plotMatrix(path string, o matrixOutput) (io.WriterTo, error) {
+func plotMatrix(path string, o rpt.Matrix) (io.WriterTo, error) {
 	V := len(o.Order)
-	sim := o.similarity()
+	sim := similarity(o)
 	at := map[string]int{}
 	for i, c := range o.Columns {
 		at[c] = i

@@ -222,7 +222,7 @@ func runMonitor(e *env, args []string) error {
 			warnSerial(e, w.Result)
 			warned = true
 		}
-		return newWindowLine(w), ww.write(w)
+		return ww.write(w)
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dime-project/dime/monitor"
+	rpt "github.com/dime-project/dime/report"
 )
 
 // windowSpan is where a window lies in the stream: the fields every JSON
@@ -30,7 +31,9 @@ func spanOf(w monitor.Window) windowSpan {
 	return s
 }
 
-// windowLine is one JSON line of dime monitor.
+// windowLine is one JSON line of dime monitor: the window, its report's
+// fields that a line shows (report.Report's names, in a line's order) and
+// the comparison with the baseline.
 type windowLine struct {
 	windowSpan
 	EffectiveRows number  `json:"effective_rows"`
@@ -40,30 +43,20 @@ type windowLine struct {
 	// Features and Groups are the window's D and jackknife groups: monitor's
 	// defaults (128, 4) differ from score's, and a --baseline or --like
 	// state sets them.
-	Features     int    `json:"features"`
-	Groups       int    `json:"groups"`
-	EntropyX     number `json:"entropy_x"`
-	EntropyY     number `json:"entropy_y"`
-	EntropyJoint number `json:"entropy_joint"`
-	MI           number `json:"mutual_information"`
-	DiME         number `json:"dime"`
-	DiMEStdErr   number `json:"dime_stderr"`
-	DiMEAnalytic number `json:"dime_analytic"`
-	// DiMENormalized is score --json's dime_normalized: DiME over the
+	Features int `json:"features"`
+	Groups   int `json:"groups"`
+	// Scores are score --json's: dime_normalized is DiME over the
 	// geometric mean of the self terms, 0 if independent, 1 if Y = X.
-	DiMENormalized number `json:"dime_normalized"`
-	PValue         number `json:"p_value"`
+	rpt.Scores
+	PValue number `json:"p_value"`
 	// RowModel is what the p-value and dime_stderr assume: "serial" (the
 	// default: neighbouring rows may depend on each other) or "iid";
-	// PValueIID is the iid test's p-value of the same statistic.
+	// PValueIID is the iid test's p-value of the same statistic (a line
+	// shows it with iid rows too, where a report leaves it out).
 	RowModel  string `json:"row_model"`
 	PValueIID number `json:"p_value_iid"`
 	// With --baseline: the comparison with the baseline.
-	BaselineDiME *number  `json:"baseline_dime,omitempty"`
-	Change       *number  `json:"dime_change,omitempty"`
-	ChangeStdErr *number  `json:"dime_change_stderr,omitempty"`
-	ChangeDF     *int     `json:"change_df,omitempty"`
-	ChangePValue *number  `json:"change_p_value,omitempty"`
+	*baselineChange
 	Alert        bool     `json:"alert"`
 	AlertReasons []string `json:"alert_reasons,omitempty"`
 	// Warnings are the window's warnings of a scale that does not fit
@@ -71,20 +64,12 @@ type windowLine struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-func newWindowLine(w monitor.Window) windowLine {
-	r := w.Result
-	l := windowLine{windowSpan: spanOf(w),
-		EffectiveRows: number(r.EffectiveRows), Partial: w.Partial, SigmaX: r.SigmaX, SigmaY: r.SigmaY, Features: r.Features, Groups: r.Groups,
-		EntropyX: number(r.EntropyX), EntropyY: number(r.EntropyY), EntropyJoint: number(r.EntropyJoint),
-		MI: number(r.MutualInformation), DiME: number(r.DiME), DiMEStdErr: number(r.DiMEStdErr),
-		DiMEAnalytic: number(r.DiMEAnalytic), DiMENormalized: number(r.DiMENormalized), PValue: number(r.PValue), Alert: w.Alert, AlertReasons: w.AlertReasons,
-		RowModel: r.RowModel.String(), PValueIID: number(r.PValueIID)}
-	if c := w.Change; c != nil {
-		b, d, se, p := number(c.BaselineDiME), number(c.Difference), number(c.StdErr), number(c.PValue)
-		df := c.DF
-		l.BaselineDiME, l.Change, l.ChangeStdErr, l.ChangeDF, l.ChangePValue = &b, &d, &se, &df, &p
-	}
-	return l
+// newWindowLine returns the line of a window and its report (rffReport).
+func newWindowLine(w monitor.Window, rep report) windowLine {
+	return windowLine{windowSpan: spanOf(w), EffectiveRows: number(w.Result.EffectiveRows), Partial: w.Partial,
+		SigmaX: rep.SigmaX, SigmaY: rep.SigmaY, Features: rep.Features, Groups: rep.Groups, Scores: rep.Scores,
+		PValue: *rep.PValue, RowModel: rep.RowModel, PValueIID: number(w.Result.PValueIID),
+		baselineChange: changeOf(w.Change), Alert: w.Alert, AlertReasons: w.AlertReasons, Warnings: rep.Warnings}
 }
 
 // windowWriter prints closed windows: one JSON line each, or a table whose
@@ -121,9 +106,10 @@ func (ww *windowWriter) columns() []tableColumn {
 	return append(cols, alertColumn)
 }
 
-// warnings returns the window's warnings and prints on stderr those of a
-// kind (the text before its first colon) not printed before.
-func (ww *windowWriter) warnings(w monitor.Window) []string {
+// reportOf returns the window's report with its warnings, and prints on
+// stderr the warnings of a kind (the text before its first colon) not
+// printed before.
+func (ww *windowWriter) reportOf(w monitor.Window) report {
 	r := w.Result
 	rep := rffReport(r, 0)
 	rep.Warn(len(r.XColumns), len(r.YColumns), math.Log(float64(2*r.Features)))
@@ -137,15 +123,15 @@ func (ww *windowWriter) warnings(w monitor.Window) []string {
 			fmt.Fprintf(ww.stderr, "dime: warning: window %d: %s\n", w.Index, t)
 		}
 	}
-	return rep.Warnings
+	return rep
 }
 
-func (ww *windowWriter) write(w monitor.Window) error {
-	warnings := ww.warnings(w)
+// write prints a window: one JSON line, or a line of the table. It
+// returns the JSON line either way (what --fail-if reads).
+func (ww *windowWriter) write(w monitor.Window) (any, error) {
+	l := newWindowLine(w, ww.reportOf(w))
 	if ww.json {
-		l := newWindowLine(w)
-		l.Warnings = warnings
-		return writeJSON(ww.w, l) // one line, written at once
+		return l, writeJSON(ww.w, l) // one line, written at once
 	}
 	var b strings.Builder
 	first := 24 // "window [start_row, end_row)" or the time
@@ -181,7 +167,7 @@ func (ww *windowWriter) write(w monitor.Window) error {
 		fmt.Fprintf(&b, "  %*s", c.width, cells[i])
 	}
 	_, err := io.WriteString(ww.w, strings.TrimRight(b.String(), " ")+"\n")
-	return err
+	return l, err
 }
 
 // windowPos is a window's position in a table: its index and rows, or

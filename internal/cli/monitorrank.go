@@ -17,11 +17,7 @@ import (
 // dime rank's fields, and its change from the baseline.
 type rankCandidateLine struct {
 	rpt.RankCandidate
-	BaselineDiME *number `json:"baseline_dime,omitempty"`
-	Change       *number `json:"dime_change,omitempty"`
-	ChangeStdErr *number `json:"dime_change_stderr,omitempty"`
-	ChangeDF     *int    `json:"change_df,omitempty"`
-	ChangePValue *number `json:"change_p_value,omitempty"`
+	*baselineChange
 	ChangeQValue *number `json:"change_q_value,omitempty"`
 	Changed      bool    `json:"changed"`
 }
@@ -67,10 +63,8 @@ type rankWindowWriter struct {
 func (rw *rankWindowWriter) candidate(r *monitor.Ranked, i int) rankCandidateLine {
 	c := rankCandidateLine{RankCandidate: rpt.RankCandidateOf(rw.plan, r.Pairs[i])}
 	if r.Changes != nil {
-		ch := r.Changes[i]
-		b, d, se, p, df := number(ch.BaselineDiME), number(ch.Difference), number(ch.StdErr), number(ch.PValue), ch.DF
 		q := number(r.ChangeQ[i])
-		c.BaselineDiME, c.Change, c.ChangeStdErr, c.ChangePValue, c.ChangeQValue, c.ChangeDF = &b, &d, &se, &p, &q, &df
+		c.baselineChange, c.ChangeQValue = changeOf(r.Changes[i]), &q
 	}
 	for _, j := range r.Changed {
 		c.Changed = c.Changed || j == i
@@ -137,8 +131,8 @@ func (rw *rankWindowWriter) write(w monitor.Window) (any, error) {
 		}
 		for _, c := range append(l.Top, extra...) {
 			change, cp, mark := "n/a", "n/a", "-"
-			if c.Change != nil {
-				change, cp = fmt.Sprintf("%+.6f", float64(*c.Change)), fmtPValue(*c.ChangeQValue)
+			if c.baselineChange != nil {
+				change, cp = fmt.Sprintf("%+.6f", float64(c.Change)), fmtPValue(*c.ChangeQValue)
 			}
 			if c.Changed {
 				mark = "CHANGED"

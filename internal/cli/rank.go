@@ -459,5 +459,5 @@ func mergeRankStates(e *env, paths []string, out *output, asJSON bool) error {
 	if asJSON {
 		return writeJSON(e.stdout, o)
 	}
-	return o.writeTable(e.stdout, 20)
+	return writeMatrixTable(e.stdout, o, 20)
 }

@@ -17,12 +17,7 @@ import (
 // comparison with the baseline (monitor --json's fields of the same names).
 type scoreOutput struct {
 	report
-	BaselineDiME *number `json:"baseline_dime,omitempty"`
-	BaselineRows *number `json:"baseline_rows,omitempty"`
-	Change       *number `json:"dime_change,omitempty"`
-	ChangeStdErr *number `json:"dime_change_stderr,omitempty"`
-	ChangeDF     *int    `json:"change_df,omitempty"`
-	ChangePValue *number `json:"change_p_value,omitempty"`
+	*baselineChange
 }
 
 // baselineFields are the fields of scoreOutput that need --baseline.
@@ -30,9 +25,9 @@ var baselineFields = []string{"baseline_dime", "baseline_rows", "dime_change", "
 
 // withChange adds a comparison with the baseline to the output.
 func (o *scoreOutput) withChange(c *monitor.Change) {
-	b, br, d, se, p := number(c.BaselineDiME), number(c.BaselineRows), number(c.Difference), number(c.StdErr), number(c.PValue)
-	df := c.DF
-	o.BaselineDiME, o.BaselineRows, o.Change, o.ChangeStdErr, o.ChangeDF, o.ChangePValue = &b, &br, &d, &se, &df, &p
+	o.baselineChange = changeOf(c)
+	rows := number(c.BaselineRows)
+	o.BaselineRows = &rows
 }
 
 // print prints the output as JSON or a table.
@@ -41,11 +36,11 @@ func (o scoreOutput) print(w io.Writer, asJSON bool) error {
 		return writeJSON(w, o)
 	}
 	var extra [][2]string
-	if o.Change != nil {
+	if o.baselineChange != nil {
 		extra = append(extra,
-			[2]string{"baseline DiME", fmt.Sprintf("%s (%.0f rows)", fmtNumber(*o.BaselineDiME), float64(*o.BaselineRows))},
-			[2]string{"change", fmt.Sprintf("%+.6f ± %s (bias-corrected; jackknife over %d blocks of rows)", float64(*o.Change), fmtNumber(*o.ChangeStdErr), *o.ChangeDF+1)},
-			[2]string{"change p-value", fmt.Sprintf("%s (the dependence is the baseline's; Student's t, %d df)", fmtPValue(*o.ChangePValue), *o.ChangeDF)})
+			[2]string{"baseline DiME", fmt.Sprintf("%s (%.0f rows)", fmtNumber(o.BaselineDiME), float64(*o.BaselineRows))},
+			[2]string{"change", fmt.Sprintf("%+.6f ± %s (bias-corrected; jackknife over %d blocks of rows)", float64(o.Change), fmtNumber(o.ChangeStdErr), o.ChangeDF+1)},
+			[2]string{"change p-value", fmt.Sprintf("%s (the dependence is the baseline's; Student's t, %d df)", fmtPValue(o.ChangePValue), o.ChangeDF)})
 	}
 	return writeTable(w, o.report, extra...)
 }
