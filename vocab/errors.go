@@ -52,6 +52,32 @@ func Errorf(format string, args ...any) error {
 	return &Error{msg: fmt.Sprintf(format, args...)}
 }
 
+// Usagef returns an error about the caller's input with the message of
+// fmt.Errorf(format, args...), which it wraps (a %w verb's error stays
+// visible to errors.Is and errors.As). A command's own usage errors are
+// made by it, in both binaries.
+func Usagef(format string, args ...any) error {
+	return usage{fmt.Errorf(format, args...)}
+}
+
+// AsUsage marks err as about the caller's input, with err's message, and
+// wraps it; nil for nil.
+func AsUsage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return usage{err}
+}
+
+// usage is an error marked as the caller's by Usagef or AsUsage.
+type usage struct{ err error }
+
+func (e usage) Error() string { return e.err.Error() }
+func (e usage) Unwrap() error { return e.err }
+
+// Usage reports that the error is the caller's: true.
+func (e usage) Usage() bool { return true }
+
 // NewSentinel returns a sentinel error for errors.Is whose Usage method
 // returns true: an error that wraps it (fmt.Errorf("%w: …", sentinel)) is
 // classified as the caller's by IsUsage.

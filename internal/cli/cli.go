@@ -24,20 +24,12 @@ const (
 	// exitGate (3, gate.go): the result met a --fail-if gate.
 )
 
-// usageError marks an error caused by the command line or the input data; it
-// makes Main exit with status 2.
-type usageError struct{ err error }
+// usagef returns a usage error (exit status 2) with a formatted message
+// (vocab.Usagef).
+func usagef(format string, args ...any) error { return vocab.Usagef(format, args...) }
 
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-// Usage reports that the error is the caller's (vocab.IsUsage).
-func (e usageError) Usage() bool { return true }
-
-// usagef returns a usage error with a formatted message.
-func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
+// asUsage marks err as a usage error (vocab.AsUsage).
+func asUsage(err error) error { return vocab.AsUsage(err) }
 
 // env is what a command can use: its streams.
 type env struct {

@@ -109,7 +109,7 @@ func runGen(e *env, args []string) error {
 	err = dst.write(func(sink io.Writer) error {
 		w, err := tablewriter.New(sink, f, columns, tablewriter.Options{})
 		if err != nil {
-			return usageError{err}
+			return asUsage(err)
 		}
 		err = genRows(src, w, *dim, *rows, 0, p)
 		if cerr := w.Close(); err == nil {
@@ -183,7 +183,7 @@ func genTable(e *env, out, format string, rows int64, force bool, progressMode s
 	err = dst.write(func(sink io.Writer) error {
 		tw, err := tablewriter.New(sink, f, cols, tablewriter.Options{})
 		if err != nil {
-			return usageError{err}
+			return asUsage(err)
 		}
 		table := make([]float64, 4096*w)
 		for done := int64(0); done < rows && err == nil; {

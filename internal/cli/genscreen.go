@@ -21,7 +21,7 @@ func genScreen(e *env, out, format string, rows int64, seed uint64, force bool, 
 	}
 	src, err := synth.NewScreen(candidates, seed)
 	if err != nil {
-		return usageError{err}
+		return asUsage(err)
 	}
 	if err := genTable(e, out, format, rows, force, progressMode, src.Columns(), func(t []float64) { src.Fill(t) }); err != nil {
 		return err

@@ -133,7 +133,7 @@ func inputError(err error) error {
 	var pe *fs.PathError
 	if errors.Is(err, decode.ErrColumn) || errors.Is(err, decode.ErrFormat) || errors.Is(err, decode.ErrInvalidValue) ||
 		errors.Is(err, decode.ErrDataset) || errors.As(err, &pe) {
-		return usageError{err}
+		return asUsage(err)
 	}
 	return err
 }

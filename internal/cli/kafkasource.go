@@ -54,7 +54,7 @@ func openKafka(ctx context.Context, e *env, inputs []string, opts decode.Options
 	}
 	src, err := kafka.ParseURL(inputs[0])
 	if err != nil {
-		return nil, true, usageError{errors.New(redact.String(err.Error()))}
+		return nil, true, asUsage(errors.New(redact.String(err.Error())))
 	}
 	kr, err := kafka.Open(ctx, kafka.Config{Source: src, X: opts.Columns.X, Y: opts.Columns.Y, TimeColumn: opts.Columns.TimeColumn, TimeUnit: opts.Columns.TimeUnit,
 		SkipInvalid: opts.Values.SkipInvalid, MaxAbs: opts.Values.MaxAbs, Limit: opts.Limit, BatchRows: opts.BatchSize,
@@ -66,7 +66,7 @@ func openKafka(ctx context.Context, e *env, inputs []string, opts decode.Options
 	}
 	if err != nil {
 		if errors.Is(err, kafka.ErrURL) || errors.Is(err, kafka.ErrAuth) {
-			return nil, true, usageError{err}
+			return nil, true, asUsage(err)
 		}
 		return nil, true, err // io's sentinels: inputError makes them exit 2
 	}

@@ -16,7 +16,7 @@ import (
 // in the Go runtime.
 func checkMemory(what string, need uint64, fix string) error {
 	if err := memlimit.Detect().Check(what, need, fix); err != nil {
-		return usageError{err}
+		return asUsage(err)
 	}
 	return nil
 }

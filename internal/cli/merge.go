@@ -62,7 +62,7 @@ func readStateWith[T any](path string, read func(io.Reader) (T, error), bad erro
 	var zero T
 	f, err := os.Open(path)
 	if err != nil {
-		return zero, usageError{err}
+		return zero, asUsage(err)
 	}
 	defer f.Close()
 	if info, err := f.Stat(); err == nil && info.IsDir() {

@@ -425,7 +425,7 @@ func monitorInput(e *env, sigs *signals, inputs []string, opts decode.Options, m
 	mon, err := monitor.New(r.DimX(), r.DimY(), mcfg, committing(e, r, emit))
 	if err != nil {
 		if errors.Is(err, monitor.ErrConfig) {
-			return usageError{err}
+			return asUsage(err)
 		}
 		return err
 	}

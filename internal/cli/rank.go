@@ -206,7 +206,7 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay rank.Layou
 	}
 	acc, err := rank.New(plan, cfg)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, asUsage(err)
 	}
 	r, err := decode.NewDatasetReader(ctx, d, e.stdin, opts)
 	if err != nil {
@@ -233,7 +233,7 @@ func (m *multiFlags) run(e *env, command string, inputs []string, lay rank.Layou
 		n := r.Rows()
 		block = lay.Row(block, r.X(), r.Y(), n)
 		if err := acc.Add(block, n); err != nil {
-			return nil, usageError{err}
+			return nil, asUsage(err)
 		}
 		skipped = r.Skipped()
 		p.update(r.RowsRead())
