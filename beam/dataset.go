@@ -59,7 +59,7 @@ func (s Split) String() string {
 // object-storage URLs) name together, sorted by path, each once, as dime
 // score reads them.
 func resolve(ctx context.Context, names []string, cfg Config) ([]dataset.Input, error) {
-	d, err := dataset.Resolve(ctx, names, cfg.readOptions().Files)
+	d, err := dataset.Resolve(ctx, names, cfg.Read.opts.Files)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func readFooter(ctx context.Context, in dataset.Input, cfg Config) (dataset.Inpu
 		return in, nil
 	}
 	d := &dataset.Dataset{Inputs: []dataset.Input{in}}
-	if err := d.ReadFooters(ctx, cfg.readOptions().Files); err != nil {
+	if err := d.ReadFooters(ctx, cfg.Read.opts.Files); err != nil {
 		return in, err
 	}
 	return d.Inputs[0], nil
@@ -139,8 +139,10 @@ func planSplits(inputs []dataset.Input, cfg Config) []Split {
 	return splits
 }
 
-// openPart opens a part of a split for reading.
+// openPart opens a part of a split for reading, with Prefetch: the worker
+// adds a block while the next is read.
 func openPart(ctx context.Context, p Part, opts decode.Options) (*decode.Reader, error) {
+	opts.Prefetch = true
 	if p.Groups == 0 {
 		return decode.OpenInput(ctx, p.Input, nil, opts)
 	}

@@ -87,7 +87,7 @@ func CheckOutput(path string, inputs ...string) error {
 // names reads (local paths and file:// URLs, cleaned and absolute), for
 // WriteFile's and CheckOutput's inputs.
 func LocalFiles(ctx context.Context, names []string, cfg Config) ([]string, error) {
-	d, err := dataset.Resolve(ctx, names, cfg.readOptions().Files)
+	d, err := dataset.Resolve(ctx, names, cfg.Read.opts.Files)
 	if err != nil {
 		return nil, err
 	}

@@ -62,7 +62,7 @@ func readPilot(ctx context.Context, inputs []string, cfg Config, n int) (decode.
 	if n <= 0 {
 		n = stream.DefaultPilotRows
 	}
-	opts := cfg.readOptions()
+	opts := cfg.Read.opts
 	d, err := dataset.Resolve(ctx, inputs, opts.Files)
 	if err != nil {
 		return decode.Pilot{}, "", err

@@ -82,7 +82,7 @@ func Check(ctx context.Context, inputs []string, cfg Config) (files int, err err
 	if err != nil {
 		return 0, err
 	}
-	r, err := decode.OpenInput(ctx, all[0], nil, cfg.readOptions())
+	r, err := decode.OpenInput(ctx, all[0], nil, cfg.Read.opts)
 	if err != nil {
 		return 0, err
 	}
@@ -96,7 +96,7 @@ func Check(ctx context.Context, inputs []string, cfg Config) (files int, err err
 // The elements of files are what dime score takes as arguments: data files,
 // directories, quoted glob patterns and object-storage URLs (s3://, gs://,
 // azblob://), resolved together by package dataset on a worker
-// (sorted, each file once, Config.Where applied). The Parquet footers are
+// (sorted, each file once, Config.Read's Files.Where applied). The Parquet footers are
 // read on the workers, and the dataset is cut into splits in its order:
 // consecutive files and row groups packed into splits of at most
 // Config.SplitRows rows (planSplits); the files and then the splits are
@@ -226,7 +226,7 @@ func readSplit(ctx context.Context, sp Split, cfg Config, add func(p Part, x, y 
 
 // readPart reads the blocks of one part of a split.
 func readPart(ctx context.Context, p Part, cfg Config, add func(p Part, x, y []float64, rows int, first int64) error) (dimX, dimY int, skipped int64, err error) {
-	r, err := openPart(ctx, p, cfg.readOptions())
+	r, err := openPart(ctx, p, cfg.Read.opts)
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -396,7 +396,7 @@ func (f *scoreFn) score(ctx context.Context, sp Split) (Partial, error) {
 }
 
 // readBlocks reads a split into add in blocks of the batch size
-// (cfg.BatchSize, decode.DefaultBatchSize when 0) cut across its parts, as
+// (cfg.Read's BatchSize, decode.DefaultBatchSize when 0) cut across its parts, as
 // dime's dataset reader cuts a dataset's rows across its files
 // (decode.DatasetReader): an estimator's scopes, chunks and groups follow
 // the blocks, so that a split that starts the dataset is added exactly as
@@ -405,7 +405,7 @@ func (f *scoreFn) score(ctx context.Context, sp Split) (Partial, error) {
 // (the estimator checks again, counting rows from the split's first). It
 // returns the views' widths and the rows skipped.
 func readBlocks(ctx context.Context, sp Split, cfg Config, add func(x, y []float64, n int) error) (dimX, dimY int, skipped int64, err error) {
-	batch := cfg.BatchSize
+	batch := cfg.Read.opts.BatchSize
 	if batch <= 0 {
 		batch = decode.DefaultBatchSize
 	}

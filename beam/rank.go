@@ -24,8 +24,8 @@ func init() {
 // candidates against a target, package rank) and how it reads the dataset.
 type RankConfig struct {
 	// Read says how the dataset is read and where the splits' sums go:
-	// Format, Where, BatchSize, SkipInvalid, SplitRows and TempDir as for
-	// Sums. Its Stream is not used: the columns read are Layout's.
+	// Read, SplitRows and TempDir as for Sums. Its Stream and
+	// the columns of Read are not used: the columns read are Layout's.
 	Read Config
 	// Layout holds the views and pairs and the columns that hold them
 	// (rank.RankLayout).
@@ -61,6 +61,7 @@ func (c RankConfig) Reading() Config {
 	r := c.Read
 	r.Stream = c.Rank.Stream
 	r.Stream.XColumns, r.Stream.YColumns = c.Layout.XColumns, c.Layout.YColumns
+	r.Read.opts.Columns.X, r.Read.opts.Columns.Y = c.Layout.XColumns, c.Layout.YColumns
 	r.Stream.Scaling, r.Stream.Standardize = stream.Scaling{}, false
 	return r
 }

@@ -85,14 +85,12 @@ func (o *options) rankConfig(ctx context.Context) (dimebeam.RankConfig, []string
 		}
 		rc = rank.Config{Stream: sc}
 	}
-	opts, err := o.in.Options(target, target)
+	read, err := o.reading(target, target)
 	if err != nil {
 		return cfg, nil, err
 	}
-	if o.splitRows < 1 {
-		return cfg, nil, usagef("--split-rows %d: want at least 1", o.splitRows)
-	}
 	probe := func(x, y []string) ([]string, int, error) {
+		opts := read.Read.Options()
 		opts.Columns.X, opts.Columns.Y = x, y
 		r, err := decode.OpenDataset(ctx, inputs, nil, opts)
 		if err != nil {
@@ -110,8 +108,7 @@ func (o *options) rankConfig(ctx context.Context) (dimebeam.RankConfig, []string
 			return cfg, nil, usagef("--like %s: %s", o.est.Like, strings.TrimPrefix(err.Error(), rank.ErrIncompatible.Error()+": "))
 		}
 	}
-	cfg = dimebeam.RankConfig{Layout: lay, Rank: rc, Read: dimebeam.Config{BatchSize: opts.BatchSize, SkipInvalid: opts.Values.SkipInvalid,
-		Format: opts.Files.Format, Where: opts.Files.Where, SplitRows: o.splitRows}}
+	cfg = dimebeam.RankConfig{Layout: lay, Rank: rc, Read: read}
 	if err := cfg.Reading().Validate(); err != nil {
 		return cfg, nil, usagef("%v", err)
 	}
