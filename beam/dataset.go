@@ -55,11 +55,10 @@ func (s Split) String() string {
 	return fmt.Sprintf("%s and %d more", s.Parts[0], len(s.Parts)-1)
 }
 
-// resolve returns the data files that names (files, directories, globs,
-// object-storage URLs) name together, sorted by path, each once, as dime
-// score reads them.
+// resolve returns the data files of the dataset that names name together
+// (Resolve), on a worker.
 func resolve(ctx context.Context, names []string, cfg Config) ([]dataset.Input, error) {
-	d, err := dataset.Resolve(ctx, names, cfg.Read.opts.Files)
+	d, err := Resolve(ctx, names, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -40,9 +40,13 @@ func Example() {
 	cfg.Stream.Features = 64
 	cfg.Stream.BandwidthX, cfg.Stream.BandwidthY = vocab.Sigma(1), vocab.Sigma(1)
 	cfg.Read = dimebeam.NewReadOptions(decode.Options{Columns: columns.Spec{X: []string{"x"}, Y: []string{"y"}}})
+	d, err := dimebeam.Resolve(context.Background(), []string{dir}, cfg)
+	if err != nil {
+		panic(err)
+	}
 	// The columns' scales, chosen on the pilot (a seeded sample of the
 	// dataset's rows), for every split.
-	cfg, _, err = dimebeam.ChoosePilot(context.Background(), []string{dir}, cfg)
+	cfg, _, err = dimebeam.ChoosePilot(context.Background(), d, cfg)
 	if err != nil {
 		panic(err)
 	}

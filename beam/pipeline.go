@@ -69,26 +69,6 @@ func States(s beam.Scope, files beam.PCollection, cfg Config) beam.PCollection {
 	return beam.ParDo(s, &stateFn{}, Sums(s, files, cfg))
 }
 
-// Check resolves inputs as States will, on this machine, and opens the
-// first data file with cfg's columns: a pipeline's launcher calls it to
-// report a missing file, an empty directory or a bad column at once rather
-// than from the workers. It reads no rows, and returns the number of data
-// files.
-func Check(ctx context.Context, inputs []string, cfg Config) (files int, err error) {
-	if err := cfg.Validate(); err != nil {
-		return 0, err
-	}
-	all, err := resolve(ctx, inputs, cfg)
-	if err != nil {
-		return 0, err
-	}
-	r, err := decode.OpenInput(ctx, all[0], nil, cfg.Read.opts)
-	if err != nil {
-		return 0, err
-	}
-	return len(all), r.Close()
-}
-
 // Sums scores the dataset that files name and returns a PCollection of one
 // Merged: the exact sum of the estimators of every split, which Results,
 // WriteState and States add into the estimator of every row.

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
+	"github.com/dime-project/dime/dataset"
 	"github.com/dime-project/dime/rank"
 	"github.com/dime-project/dime/stream"
 	"github.com/dime-project/dime/vocab"
@@ -54,7 +55,7 @@ func (c RankConfig) Validate() error {
 }
 
 // Reading returns the configuration that reads the dataset as the
-// ranking does (Check and LocalFiles take it): Read with the layout's
+// ranking does (Resolve takes it): Read with the layout's
 // columns as its views. It scores nothing (its Stream.Standardize is
 // false: the ranking's scales are in Rank).
 func (c RankConfig) Reading() Config {
@@ -70,14 +71,15 @@ func (c RankConfig) Reading() Config {
 // as dime rank chooses them (rank.ResolvePilot) on the pilot of
 // Rank.Stream.PilotRows rows that dime reads (a seeded sample of a Parquet
 // dataset's rows, the first rows of other files), read here, in the
-// launcher (as ChoosePilot reads a score's). A configuration with
-// explicit bandwidths (a saved state's) is returned as it is.
-func ChooseRankPilot(ctx context.Context, inputs []string, cfg RankConfig) (RankConfig, Pilot, error) {
+// launcher (as ChoosePilot reads a score's), of the dataset d (Resolve).
+// A configuration with explicit bandwidths (a saved state's) is returned
+// as it is, once the first data file is opened with its columns.
+func ChooseRankPilot(ctx context.Context, d *dataset.Dataset, cfg RankConfig) (RankConfig, Pilot, error) {
 	if len(cfg.Rank.Sigmas) > 0 {
-		return cfg, Pilot{}, nil
+		return cfg, Pilot{}, checkColumns(ctx, d, cfg.Reading())
 	}
 	lay := cfg.Layout
-	p, what, err := readPilot(ctx, inputs, cfg.Reading(), cfg.Rank.Stream.PilotRows)
+	p, what, err := readPilot(ctx, d, cfg.Reading(), cfg.Rank.Stream.PilotRows)
 	if err != nil {
 		return cfg, Pilot{}, err
 	}
@@ -89,7 +91,7 @@ func ChooseRankPilot(ctx context.Context, inputs []string, cfg RankConfig) (Rank
 		return cfg, Pilot{}, fmt.Errorf("%w: %s", ErrConfig, strings.TrimPrefix(err.Error(), rank.ErrInvalidInput.Error()+": "))
 	}
 	cfg.Rank = rc
-	return cfg, Pilot{Rows: p.Rows, DimX: p.DimX, DimY: p.DimY, Method: p.Method}, nil
+	return cfg, p.description(), nil
 }
 
 // RankSums ranks the dataset that files name (as Sums reads it: the same
