@@ -1,8 +1,9 @@
 package dimebeam
 
 import (
+	"encoding/json"
 	"fmt"
-	"github.com/dime-project/dime/columns"
+
 	"github.com/dime-project/dime/dataset"
 	"github.com/dime-project/dime/decode"
 	"github.com/dime-project/dime/stream"
@@ -17,24 +18,26 @@ var ErrConfig = vocab.NewSentinel("dimebeam: invalid configuration")
 // fields are plain values: Beam serializes it into the pipeline with the
 // functions that use it.
 type Config struct {
-	// Stream holds the estimator's settings. Its XColumns and YColumns are
-	// the columns of the views (required). Bandwidth rules median and auto
+	// Stream holds the estimator's settings. Its XColumns and YColumns
+	// label the views (reported and recorded in states, as dime score
+	// records the columns it read). Bandwidth rules median and auto
 	// are resolved once, on a seeded uniform sample of the whole dataset
 	// (SampleRows rows), and the σ they give is used by every split;
 	// PilotRows, HalfLife and Workers are not used by a pipeline (Workers:
 	// each split's estimator uses GOMAXPROCS goroutines of its worker).
 	Stream stream.Config
-	// Format overrides the format that file extensions give.
-	Format dataset.Format
-	// Where keeps the files whose hive partitions meet every condition
-	// (dataset.ParseWhere); the others are never opened.
-	Where []dataset.Condition
-	// BatchSize is the number of rows per block read (decode.DefaultBatchSize
-	// when 0).
-	BatchSize int
-	// SkipInvalid drops rows with a null, NaN or infinity in a selected
-	// column, counted in the result, instead of failing.
-	SkipInvalid bool
+	// Read holds the reader options, as cliflag.Input.Options builds them
+	// from dime's flags (NewReadOptions): Columns select the columns of
+	// the views (X and Y required), Files the data files (Format
+	// overrides the format that file extensions give; Where keeps the
+	// files whose hive partitions meet every condition, dataset.ParseWhere,
+	// and the others are never opened), Values the invalid values
+	// (SkipInvalid drops a row with a null, NaN or infinity in a selected
+	// column, counted in the result, instead of failing; dime's flags give
+	// MaxAbs vocab.MaxAbsValue, beyond which a value is invalid, as a NaN
+	// is) and BatchSize the rows per block read (decode.DefaultBatchSize
+	// when 0). The workers read with Prefetch.
+	Read ReadOptions
 	// SplitRows bounds the rows of a split, the unit of work that one
 	// worker reads into an estimator of its own: the row groups of the
 	// Parquet files are packed, in the dataset's order, into splits of at
@@ -79,14 +82,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	switch {
-	case len(c.Stream.XColumns) == 0 || len(c.Stream.YColumns) == 0:
-		return fmt.Errorf("%w: name the columns of both views (Stream.XColumns, Stream.YColumns)", ErrConfig)
+	case len(c.Read.opts.Columns.X) == 0 || len(c.Read.opts.Columns.Y) == 0:
+		return fmt.Errorf("%w: name the columns of both views (Read.Columns)", ErrConfig)
 	case c.Stream.HalfLife != 0:
 		return fmt.Errorf("%w: a half-life weighs rows by their order, which a pipeline does not have", ErrConfig)
 	case c.Stream.Standardize && c.Stream.Scaling.Empty():
 		return fmt.Errorf("%w: standardized columns need one scaling for every split: choose it with ChoosePilot (or set Stream.Scaling, or Stream.Standardize = false)", ErrConfig)
-	case c.BatchSize < 0:
-		return fmt.Errorf("%w: batch size %d", ErrConfig, c.BatchSize)
+	case c.Read.opts.BatchSize < 0:
+		return fmt.Errorf("%w: batch size %d", ErrConfig, c.Read.opts.BatchSize)
 	case c.SplitRows < 0:
 		return fmt.Errorf("%w: split rows %d", ErrConfig, c.SplitRows)
 	case c.SampleRows < 0 || c.SampleRows > MaxSampleRows:
@@ -116,14 +119,44 @@ func (c Config) splitRows() int64 {
 	return DefaultSplitRows
 }
 
-// readOptions returns the reader options for the views: a value beyond
-// ±vocab.MaxAbsValue is invalid, as a NaN is, as for dime score.
-func (c Config) readOptions() decode.Options {
-	return decode.Options{
-		Files:     dataset.Options{Format: c.Format, Where: c.Where},
-		Columns:   columns.Spec{X: c.Stream.XColumns, Y: c.Stream.YColumns},
-		Values:    decode.Values{SkipInvalid: c.SkipInvalid, MaxAbs: vocab.MaxAbsValue},
-		BatchSize: c.BatchSize,
-		Prefetch:  true,
+// ReadOptions are a pipeline's reader options (decode.Options), which
+// travel to the workers with the pipeline's functions, as JSON: all of
+// them but the functions (Files.OpenBucket, Files.Listing) and the
+// allocator, which cannot travel: a worker uses their defaults. They are
+// unexported so that Beam, which makes a schema of a function's fields,
+// does not look into them.
+type ReadOptions struct{ opts decode.Options }
+
+// NewReadOptions returns opts as a Config's reader options.
+func NewReadOptions(opts decode.Options) ReadOptions { return ReadOptions{opts} }
+
+// Options returns the reader options.
+func (o ReadOptions) Options() decode.Options { return o.opts }
+
+// readWire is ReadOptions as JSON: decode.Options, its fields that cannot
+// travel hidden behind empty fields of the same names.
+type readWire struct {
+	decode.Options
+	Files     filesWire
+	Allocator *struct{} `json:",omitempty"`
+}
+
+type filesWire struct {
+	dataset.Options
+	OpenBucket, Listing *struct{} `json:",omitempty"`
+}
+
+// MarshalJSON encodes the options that travel.
+func (o ReadOptions) MarshalJSON() ([]byte, error) {
+	return json.Marshal(readWire{Options: o.opts, Files: filesWire{Options: o.opts.Files}})
+}
+
+// UnmarshalJSON decodes what MarshalJSON encodes.
+func (o *ReadOptions) UnmarshalJSON(b []byte) error {
+	var w readWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
 	}
+	o.opts, o.opts.Files = w.Options, w.Files.Options
+	return nil
 }

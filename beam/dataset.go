@@ -55,11 +55,10 @@ func (s Split) String() string {
 	return fmt.Sprintf("%s and %d more", s.Parts[0], len(s.Parts)-1)
 }
 
-// resolve returns the data files that names (files, directories, globs,
-// object-storage URLs) name together, sorted by path, each once, as dime
-// score reads them.
+// resolve returns the data files of the dataset that names name together
+// (Resolve), on a worker.
 func resolve(ctx context.Context, names []string, cfg Config) ([]dataset.Input, error) {
-	d, err := dataset.Resolve(ctx, names, cfg.readOptions().Files)
+	d, err := Resolve(ctx, names, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +73,7 @@ func readFooter(ctx context.Context, in dataset.Input, cfg Config) (dataset.Inpu
 		return in, nil
 	}
 	d := &dataset.Dataset{Inputs: []dataset.Input{in}}
-	if err := d.ReadFooters(ctx, cfg.readOptions().Files); err != nil {
+	if err := d.ReadFooters(ctx, cfg.Read.opts.Files); err != nil {
 		return in, err
 	}
 	return d.Inputs[0], nil
@@ -139,8 +138,10 @@ func planSplits(inputs []dataset.Input, cfg Config) []Split {
 	return splits
 }
 
-// openPart opens a part of a split for reading.
+// openPart opens a part of a split for reading, with Prefetch: the worker
+// adds a block while the next is read.
 func openPart(ctx context.Context, p Part, opts decode.Options) (*decode.Reader, error) {
+	opts.Prefetch = true
 	if p.Groups == 0 {
 		return decode.OpenInput(ctx, p.Input, nil, opts)
 	}

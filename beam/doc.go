@@ -121,7 +121,7 @@
 // # Datasets
 //
 // Inputs are what dime score takes, resolved by package dataset: local files, directories (read recursively; names starting with
-// "." or "_" are skipped), globs, hive partitions (Config.Where keeps some
+// "." or "_" are skipped), globs, hive partitions (Config.Read's Files.Where keeps some
 // of them) and object-storage URLs (s3://, gs://, azblob://, as package dataset
 // opens them), in the formats of package decode (Parquet, Arrow IPC files and
 // streams, CSV). Every worker must be able to read them. Outputs (WriteFile) go through Beam's filesystem registry:

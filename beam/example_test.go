@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/dime-project/dime/columns"
 	"github.com/dime-project/dime/dataset"
+	"github.com/dime-project/dime/decode"
 	"github.com/dime-project/dime/tablewriter"
 	"os"
 	"path/filepath"
@@ -37,10 +39,14 @@ func Example() {
 	cfg := dimebeam.Config{Stream: stream.DefaultConfig()}
 	cfg.Stream.Features = 64
 	cfg.Stream.BandwidthX, cfg.Stream.BandwidthY = vocab.Sigma(1), vocab.Sigma(1)
-	cfg.Stream.XColumns, cfg.Stream.YColumns = []string{"x"}, []string{"y"}
+	cfg.Read = dimebeam.NewReadOptions(decode.Options{Columns: columns.Spec{X: []string{"x"}, Y: []string{"y"}}})
+	d, err := dimebeam.Resolve(context.Background(), []string{dir}, cfg)
+	if err != nil {
+		panic(err)
+	}
 	// The columns' scales, chosen on the pilot (a seeded sample of the
 	// dataset's rows), for every split.
-	cfg, _, err = dimebeam.ChoosePilot(context.Background(), []string{dir}, cfg)
+	cfg, _, err = dimebeam.ChoosePilot(context.Background(), d, cfg)
 	if err != nil {
 		panic(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/dime-project/dime/dataset"
 	"io"
 	"math/rand/v2"
 	"path"
@@ -35,7 +34,8 @@ func init() {
 // so that a reader never sees half of it and a failure leaves it as it was.
 // A symbolic link, FIFO, device, socket or directory is refused, and so is a
 // missing directory and any of inputs (the same file, or the same cleaned
-// absolute path): pass the files the pipeline reads (LocalFiles).
+// absolute path): pass the files the pipeline reads (the LocalFiles of
+// the dataset that Resolve returns).
 func WriteFile(s beam.Scope, col beam.PCollection, path string, inputs ...string) {
 	s = s.Scope("dimebeam.WriteFile")
 	beam.ParDo0(s, &writeFn{Path: path, Inputs: inputs}, col)
@@ -81,17 +81,6 @@ func CheckOutput(path string, inputs ...string) error {
 		return fmt.Errorf("dimebeam: %w", err)
 	}
 	return nil
-}
-
-// LocalFiles returns the files of the local filesystem that the dataset of
-// names reads (local paths and file:// URLs, cleaned and absolute), for
-// WriteFile's and CheckOutput's inputs.
-func LocalFiles(ctx context.Context, names []string, cfg Config) ([]string, error) {
-	d, err := dataset.Resolve(ctx, names, cfg.readOptions().Files)
-	if err != nil {
-		return nil, err
-	}
-	return d.LocalFiles(), nil
 }
 
 // writeFn writes each element to Path (there is one).

@@ -69,26 +69,6 @@ func States(s beam.Scope, files beam.PCollection, cfg Config) beam.PCollection {
 	return beam.ParDo(s, &stateFn{}, Sums(s, files, cfg))
 }
 
-// Check resolves inputs as States will, on this machine, and opens the
-// first data file with cfg's columns: a pipeline's launcher calls it to
-// report a missing file, an empty directory or a bad column at once rather
-// than from the workers. It reads no rows, and returns the number of data
-// files.
-func Check(ctx context.Context, inputs []string, cfg Config) (files int, err error) {
-	if err := cfg.Validate(); err != nil {
-		return 0, err
-	}
-	all, err := resolve(ctx, inputs, cfg)
-	if err != nil {
-		return 0, err
-	}
-	r, err := decode.OpenInput(ctx, all[0], nil, cfg.readOptions())
-	if err != nil {
-		return 0, err
-	}
-	return len(all), r.Close()
-}
-
 // Sums scores the dataset that files name and returns a PCollection of one
 // Merged: the exact sum of the estimators of every split, which Results,
 // WriteState and States add into the estimator of every row.
@@ -96,7 +76,7 @@ func Check(ctx context.Context, inputs []string, cfg Config) (files int, err err
 // The elements of files are what dime score takes as arguments: data files,
 // directories, quoted glob patterns and object-storage URLs (s3://, gs://,
 // azblob://), resolved together by package dataset on a worker
-// (sorted, each file once, Config.Where applied). The Parquet footers are
+// (sorted, each file once, Config.Read's Files.Where applied). The Parquet footers are
 // read on the workers, and the dataset is cut into splits in its order:
 // consecutive files and row groups packed into splits of at most
 // Config.SplitRows rows (planSplits); the files and then the splits are
@@ -226,7 +206,7 @@ func readSplit(ctx context.Context, sp Split, cfg Config, add func(p Part, x, y 
 
 // readPart reads the blocks of one part of a split.
 func readPart(ctx context.Context, p Part, cfg Config, add func(p Part, x, y []float64, rows int, first int64) error) (dimX, dimY int, skipped int64, err error) {
-	r, err := openPart(ctx, p, cfg.readOptions())
+	r, err := openPart(ctx, p, cfg.Read.opts)
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -396,7 +376,7 @@ func (f *scoreFn) score(ctx context.Context, sp Split) (Partial, error) {
 }
 
 // readBlocks reads a split into add in blocks of the batch size
-// (cfg.BatchSize, decode.DefaultBatchSize when 0) cut across its parts, as
+// (cfg.Read's BatchSize, decode.DefaultBatchSize when 0) cut across its parts, as
 // dime's dataset reader cuts a dataset's rows across its files
 // (decode.DatasetReader): an estimator's scopes, chunks and groups follow
 // the blocks, so that a split that starts the dataset is added exactly as
@@ -405,7 +385,7 @@ func (f *scoreFn) score(ctx context.Context, sp Split) (Partial, error) {
 // (the estimator checks again, counting rows from the split's first). It
 // returns the views' widths and the rows skipped.
 func readBlocks(ctx context.Context, sp Split, cfg Config, add func(x, y []float64, n int) error) (dimX, dimY int, skipped int64, err error) {
-	batch := cfg.BatchSize
+	batch := cfg.Read.opts.BatchSize
 	if batch <= 0 {
 		batch = decode.DefaultBatchSize
 	}

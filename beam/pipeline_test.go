@@ -54,7 +54,8 @@ func testConfig() Config {
 	// a chunk of 256, which files and splits move (entropies and MI by up
 	// to about 2e-7 relative at D = 32 and d = 2: stream's documentation).
 	c.Precision = vocab.Float64
-	return Config{Stream: c}
+	read := decode.Options{Columns: columns.Spec{X: testX, Y: testY}, Values: decode.Values{MaxAbs: vocab.MaxAbsValue}}
+	return Config{Stream: c, Read: NewReadOptions(read)}
 }
 
 // writeDataset writes one Parquet file per entry of rows (that many rows of
@@ -185,7 +186,7 @@ func splitEstimators(t *testing.T, dir string, cfg Config) *stream.Estimator {
 		// that cross its parts, as dime score's dataset reader cuts them.
 		var xs, ys []float64
 		for _, part := range sp.Parts {
-			r, err := openPart(ctx, part, cfg.readOptions())
+			r, err := openPart(ctx, part, cfg.Read.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -198,7 +199,7 @@ func splitEstimators(t *testing.T, dir string, cfg Config) *stream.Estimator {
 			e.Skip(r.Skipped())
 			r.Close()
 		}
-		batch := cmp.Or(cfg.BatchSize, decode.DefaultBatchSize)
+		batch := cmp.Or(cfg.Read.opts.BatchSize, decode.DefaultBatchSize)
 		for n := len(xs) / testDim; n > 0; {
 			b := min(n, batch)
 			if err := e.Add(xs[:b*testDim], ys[:b*testDim], b); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
+	"github.com/dime-project/dime/dataset"
 	"github.com/dime-project/dime/rank"
 	"github.com/dime-project/dime/stream"
 	"github.com/dime-project/dime/vocab"
@@ -24,8 +25,8 @@ func init() {
 // candidates against a target, package rank) and how it reads the dataset.
 type RankConfig struct {
 	// Read says how the dataset is read and where the splits' sums go:
-	// Format, Where, BatchSize, SkipInvalid, SplitRows and TempDir as for
-	// Sums. Its Stream is not used: the columns read are Layout's.
+	// Read, SplitRows and TempDir as for Sums. Its Stream and
+	// the columns of Read are not used: the columns read are Layout's.
 	Read Config
 	// Layout holds the views and pairs and the columns that hold them
 	// (rank.RankLayout).
@@ -54,13 +55,14 @@ func (c RankConfig) Validate() error {
 }
 
 // Reading returns the configuration that reads the dataset as the
-// ranking does (Check and LocalFiles take it): Read with the layout's
+// ranking does (Resolve takes it): Read with the layout's
 // columns as its views. It scores nothing (its Stream.Standardize is
 // false: the ranking's scales are in Rank).
 func (c RankConfig) Reading() Config {
 	r := c.Read
 	r.Stream = c.Rank.Stream
 	r.Stream.XColumns, r.Stream.YColumns = c.Layout.XColumns, c.Layout.YColumns
+	r.Read.opts.Columns.X, r.Read.opts.Columns.Y = c.Layout.XColumns, c.Layout.YColumns
 	r.Stream.Scaling, r.Stream.Standardize = stream.Scaling{}, false
 	return r
 }
@@ -69,14 +71,15 @@ func (c RankConfig) Reading() Config {
 // as dime rank chooses them (rank.ResolvePilot) on the pilot of
 // Rank.Stream.PilotRows rows that dime reads (a seeded sample of a Parquet
 // dataset's rows, the first rows of other files), read here, in the
-// launcher (as ChoosePilot reads a score's). A configuration with
-// explicit bandwidths (a saved state's) is returned as it is.
-func ChooseRankPilot(ctx context.Context, inputs []string, cfg RankConfig) (RankConfig, Pilot, error) {
+// launcher (as ChoosePilot reads a score's), of the dataset d (Resolve).
+// A configuration with explicit bandwidths (a saved state's) is returned
+// as it is, once the first data file is opened with its columns.
+func ChooseRankPilot(ctx context.Context, d *dataset.Dataset, cfg RankConfig) (RankConfig, Pilot, error) {
 	if len(cfg.Rank.Sigmas) > 0 {
-		return cfg, Pilot{}, nil
+		return cfg, Pilot{}, checkColumns(ctx, d, cfg.Reading())
 	}
 	lay := cfg.Layout
-	p, what, err := readPilot(ctx, inputs, cfg.Reading(), cfg.Rank.Stream.PilotRows)
+	p, what, err := readPilot(ctx, d, cfg.Reading(), cfg.Rank.Stream.PilotRows)
 	if err != nil {
 		return cfg, Pilot{}, err
 	}
@@ -88,7 +91,7 @@ func ChooseRankPilot(ctx context.Context, inputs []string, cfg RankConfig) (Rank
 		return cfg, Pilot{}, fmt.Errorf("%w: %s", ErrConfig, strings.TrimPrefix(err.Error(), rank.ErrInvalidInput.Error()+": "))
 	}
 	cfg.Rank = rc
-	return cfg, Pilot{Rows: p.Rows, DimX: p.DimX, DimY: p.DimY, Method: p.Method}, nil
+	return cfg, p.description(), nil
 }
 
 // RankSums ranks the dataset that files name (as Sums reads it: the same

@@ -41,7 +41,11 @@ func rankTestConfig(t *testing.T, dir string, splitRows int64) RankConfig {
 	sc := stream.DefaultConfig()
 	sc.Features, sc.Seed = 16, 7
 	cfg := RankConfig{Read: Config{SplitRows: splitRows}, Layout: lay, Rank: rank.Config{Stream: sc}}
-	cfg, _, err = ChooseRankPilot(context.Background(), []string{dir}, cfg)
+	d, err := Resolve(context.Background(), []string{dir}, cfg.Reading())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err = ChooseRankPilot(context.Background(), d, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,11 +80,13 @@ func TestWorkerErrorKinds(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if _, _, err := dimebeam.ChoosePilot(context.Background(), inputs, cfg); err != nil {
-			t.Fatalf("%s: the launcher's pilot: %v", c.name, err)
+		d, err := dimebeam.Resolve(context.Background(), inputs, cfg)
+		if err != nil {
+			t.Fatalf("%s: the launcher's dataset: %v", c.name, err)
 		}
-		if _, err := dimebeam.Check(context.Background(), inputs, cfg); err != nil {
-			t.Fatalf("%s: the launcher's check: %v", c.name, err)
+		// No pilot to read: ChoosePilot checks the first file's columns.
+		if _, _, err := dimebeam.ChoosePilot(context.Background(), d, cfg); err != nil {
+			t.Fatalf("%s: the launcher's pilot and check: %v", c.name, err)
 		}
 		code, out, errs := runCmd(t, args...)
 		t.Logf("%s: exit %d: %s", c.name, code, strings.TrimSpace(errs))

@@ -116,14 +116,10 @@ func (o *options) config() (dimebeam.Config, []string, error) {
 	if err != nil {
 		return cfg, nil, err
 	}
-	opts, err := o.in.Options(xcols, ycols)
-	if err != nil {
+	if cfg, err = o.reading(xcols, ycols); err != nil {
 		return cfg, nil, err
 	}
-	switch {
-	case o.splitRows < 1:
-		return cfg, nil, usagef("--split-rows %d: want at least 1", o.splitRows)
-	case o.est.PilotRows > dimebeam.MaxSampleRows:
+	if o.est.PilotRows > dimebeam.MaxSampleRows {
 		return cfg, nil, usagef("--pilot-rows %d: want 2 to %d (the pilot rows travel through the pipeline)", o.est.PilotRows, dimebeam.MaxSampleRows)
 	}
 	if o.est.Like != "" {
@@ -131,8 +127,7 @@ func (o *options) config() (dimebeam.Config, []string, error) {
 			return cfg, nil, err
 		}
 	}
-	cfg = dimebeam.Config{Stream: c, BatchSize: opts.BatchSize, SkipInvalid: opts.Values.SkipInvalid, Format: opts.Files.Format, Where: opts.Files.Where,
-		SplitRows: o.splitRows, SampleRows: o.est.PilotRows}
+	cfg.Stream, cfg.SampleRows = c, o.est.PilotRows
 	// The scaling of standardized columns is chosen on the data, by
 	// dimebeam.ChoosePilot, before the pipeline is built: check the rest.
 	v := cfg
@@ -141,6 +136,20 @@ func (o *options) config() (dimebeam.Config, []string, error) {
 		return cfg, nil, usagef("%v", err)
 	}
 	return cfg, inputs, nil
+}
+
+// reading checks the input's flags and --split-rows and returns how the
+// pipeline reads the dataset: the reader options for views of the given
+// columns, and the rows of a split.
+func (o *options) reading(xcols, ycols []string) (dimebeam.Config, error) {
+	opts, err := o.in.Options(xcols, ycols)
+	if err != nil {
+		return dimebeam.Config{}, err
+	}
+	if o.splitRows < 1 {
+		return dimebeam.Config{}, usagef("--split-rows %d: want at least 1", o.splitRows)
+	}
+	return dimebeam.Config{Read: dimebeam.NewReadOptions(opts), SplitRows: o.splitRows}, nil
 }
 
 // like returns the estimator settings of the state --like for the views.

@@ -26,35 +26,18 @@ func init() {
 // rankCmd runs dimebeam rank: the candidates against the target, as dime
 // rank ranks them (the same views, settings, pilot and report), on Beam,
 // launched, combined and written as dimebeam's score is.
-func rankCmd(ctx context.Context, o options, stdout, stderr io.Writer) error {
+func rankCmd(ctx context.Context, o options, runner string, stdout, stderr io.Writer) error {
 	start := time.Now()
-	runner, err := o.runnerName()
-	if err != nil {
-		return err
-	}
-	cfg, inputs, err := o.rankConfig(ctx)
-	if err != nil {
-		return err
-	}
-	l, err := o.launch(runner)
+	config := func() (dimebeam.RankConfig, []string, error) { return o.rankConfig(ctx) }
+	cfg, inputs, pilot, l, err := prepare(ctx, &o, runner, config, dimebeam.RankConfig.Reading, dimebeam.ChooseRankPilot)
 	if err != nil {
 		return err
 	}
 	defer l.cleanup()
-	cfg, pilot, err := dimebeam.ChooseRankPilot(ctx, inputs, cfg)
-	if err != nil {
-		return asUsage(err)
-	}
-	if err := l.check(ctx, inputs, cfg.Reading()); err != nil {
-		return err
-	}
 	cfg.Read.TempDir = l.tempDir
 	p, s := beam.NewPipelineWithRoot()
 	sums := dimebeam.RankSums(s, beam.CreateList(s, inputs), cfg)
-	rf := &rankReportFn{Input: l.input, Start: start.UnixNano(), Top: o.rank.Top, CSV: o.rank.CSV, PilotRows: pilot.Rows}
-	if pilot.Rows > 0 {
-		rf.Pilot = pilot.Method.String()
-	}
+	rf := &rankReportFn{Input: l.input, Start: start.UnixNano(), Top: o.rank.Top, CSV: o.rank.CSV, Pilot: pilot}
 	return l.run(ctx, p, s, beam.ParDo(s, rf, sums), sums, stdout, stderr, printOutput)
 }
 
@@ -85,14 +68,12 @@ func (o *options) rankConfig(ctx context.Context) (dimebeam.RankConfig, []string
 		}
 		rc = rank.Config{Stream: sc}
 	}
-	opts, err := o.in.Options(target, target)
+	read, err := o.reading(target, target)
 	if err != nil {
 		return cfg, nil, err
 	}
-	if o.splitRows < 1 {
-		return cfg, nil, usagef("--split-rows %d: want at least 1", o.splitRows)
-	}
 	probe := func(x, y []string) ([]string, int, error) {
+		opts := read.Read.Options()
 		opts.Columns.X, opts.Columns.Y = x, y
 		r, err := decode.OpenDataset(ctx, inputs, nil, opts)
 		if err != nil {
@@ -110,8 +91,7 @@ func (o *options) rankConfig(ctx context.Context) (dimebeam.RankConfig, []string
 			return cfg, nil, usagef("--like %s: %s", o.est.Like, strings.TrimPrefix(err.Error(), rank.ErrIncompatible.Error()+": "))
 		}
 	}
-	cfg = dimebeam.RankConfig{Layout: lay, Rank: rc, Read: dimebeam.Config{BatchSize: opts.BatchSize, SkipInvalid: opts.Values.SkipInvalid,
-		Format: opts.Files.Format, Where: opts.Files.Where, SplitRows: o.splitRows}}
+	cfg = dimebeam.RankConfig{Layout: lay, Rank: rc, Read: read}
 	if err := cfg.Reading().Validate(); err != nil {
 		return cfg, nil, usagef("%v", err)
 	}
@@ -142,10 +122,9 @@ type rankReportFn struct {
 	Start int64 // the launch, in Unix nanoseconds: elapsed_seconds counts from it
 	Top   int
 	CSV   bool
-	// Pilot ("sample" or "prefix"; "" with --like) and PilotRows say which
-	// rows the scales and bandwidths were chosen on, as dime rank says.
-	Pilot     string
-	PilotRows int
+	// Pilot says which rows the scales and bandwidths were chosen on
+	// (none with --like), as dime rank says.
+	dimebeam.Pilot
 }
 
 func (f *rankReportFn) ProcessElement(ctx context.Context, m dimebeam.Merged) ([]byte, error) {
@@ -166,7 +145,9 @@ func (f *rankReportFn) report(ctx context.Context, m dimebeam.Merged) ([]byte, e
 		return nil, err
 	}
 	r := report.RankOf(acc, results, f.Input)
-	r.Pilot, r.PilotRows = f.Pilot, f.PilotRows
+	if f.Rows > 0 {
+		r.Pilot, r.PilotRows = f.Method.String(), f.Rows
+	}
 	r.Elapsed = time.Since(time.Unix(0, f.Start)).Seconds()
 	r.Top(f.Top)
 	if f.CSV {

@@ -48,7 +48,10 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) int {
 	if o.rank != nil {
 		job = rankCmd
 	}
-	err := job(ctx, o, stdout, stderr)
+	runner, err := o.runnerName()
+	if err == nil {
+		err = job(ctx, o, runner, stdout, stderr)
+	}
 	if err == nil {
 		return 0
 	}
@@ -64,34 +67,24 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) int {
 // oneLine folds a message of several lines into one.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-func score(ctx context.Context, o options, stdout, stderr io.Writer) error {
+func score(ctx context.Context, o options, runner string, stdout, stderr io.Writer) error {
 	start := time.Now()
-	runner, err := o.runnerName()
-	if err != nil {
-		return err
+	var rules [2]string // as given: the pilot makes median and auto explicit
+	config := func() (dimebeam.Config, []string, error) {
+		cfg, inputs, err := o.config()
+		rules = [2]string{cfg.Stream.BandwidthX.String(), cfg.Stream.BandwidthY.String()}
+		return cfg, inputs, err
 	}
-	cfg, inputs, err := o.config()
-	if err != nil {
-		return err
-	}
-	l, err := o.launch(runner)
+	reading := func(c dimebeam.Config) dimebeam.Config { return c }
+	cfg, inputs, pilot, l, err := prepare(ctx, &o, runner, config, reading, dimebeam.ChoosePilot)
 	if err != nil {
 		return err
 	}
 	defer l.cleanup()
-	rules := [2]string{cfg.Stream.BandwidthX.String(), cfg.Stream.BandwidthY.String()}
-	cfg, pilot, err := dimebeam.ChoosePilot(ctx, inputs, cfg)
-	if err != nil {
-		return asUsage(err)
-	}
-	if err := l.check(ctx, inputs, cfg); err != nil {
-		return err
-	}
 	cfg.TempDir = l.tempDir
 	p, s := beam.NewPipelineWithRoot()
 	sums := dimebeam.Sums(s, beam.CreateList(s, inputs), cfg)
-	rf := &reportFn{Input: l.input, Start: start.UnixNano(), RuleX: rules[0], RuleY: rules[1], Scaling: cfg.Stream.Scaling,
-		PilotRows: pilot.Rows, Pilot: pilot.Method.String(), DimX: pilot.DimX, DimY: pilot.DimY}
+	rf := &reportFn{Input: l.input, Start: start.UnixNano(), RuleX: rules[0], RuleY: rules[1], Scaling: cfg.Stream.Scaling, Pilot: pilot}
 	reports := beam.ParDo(s, rf, dimebeam.Results(s, sums, cfg))
 	return l.run(ctx, p, s, reports, sums, stdout, stderr, printResult)
 }
@@ -161,27 +154,51 @@ func (o *options) launch(runner string) (*launch, error) {
 	return l, nil
 }
 
-// check resolves the inputs as the pipeline will (reporting a missing file
-// or a bad column at once), names the input as dime names it, checks the
-// outputs as dime checks its own (a new path or a regular file, none of the
-// files of the dataset however the arguments name them) and makes the
-// directory of the splits' sums.
-func (l *launch) check(ctx context.Context, inputs []string, cfg dimebeam.Config) error {
-	files, err := dimebeam.Check(ctx, inputs, cfg)
-	if err != nil {
-		return asUsage(err)
+// prepare does what a job does before it builds its pipeline, the same
+// for dimebeam and dimebeam rank: it checks the flags (config), where the
+// job runs and writes (launch), resolves the dataset of the inputs once,
+// as reading reads it, chooses the settings on its pilot with choose
+// (which reports a missing file or a bad column at once, rather than from
+// the workers) and checks the outputs (check). The caller removes what
+// the launch made with its cleanup.
+func prepare[C any](ctx context.Context, o *options, runner string, config func() (C, []string, error), reading func(C) dimebeam.Config,
+	choose func(context.Context, *dataset.Dataset, C) (C, dimebeam.Pilot, error)) (cfg C, inputs []string, pilot dimebeam.Pilot, l *launch, err error) {
+	if cfg, inputs, err = config(); err != nil {
+		return cfg, nil, pilot, nil, err
 	}
+	if l, err = o.launch(runner); err != nil {
+		return cfg, nil, pilot, nil, err
+	}
+	ready := func() error {
+		d, err := dimebeam.Resolve(ctx, inputs, reading(cfg))
+		if err != nil {
+			return asUsage(err)
+		}
+		if cfg, pilot, err = choose(ctx, d, cfg); err != nil {
+			return asUsage(err)
+		}
+		return l.check(inputs, d)
+	}
+	if err := ready(); err != nil {
+		l.cleanup()
+		return cfg, nil, pilot, nil, err
+	}
+	return cfg, inputs, pilot, l, nil
+}
+
+// check names the input as dime names it, checks the outputs as dime
+// checks its own (a new path or a regular file, none of the files of the
+// dataset d that inputs name, however the arguments name them) and makes
+// the directory of the splits' sums.
+func (l *launch) check(inputs []string, d *dataset.Dataset) error {
+	files := len(d.Inputs)
 	// The input as dime names it: the arguments, and the number of files
 	// when it is not one.
 	l.input = redact.String(strings.Join(inputs, " "))
 	if files != 1 || len(inputs) != 1 {
 		l.input += fmt.Sprintf(" (%d files)", files)
 	}
-	dataFiles, err := dimebeam.LocalFiles(ctx, inputs, cfg)
-	if err != nil {
-		return asUsage(err)
-	}
-	l.exclude = append(slices.Clone(inputs), dataFiles...)
+	l.exclude = append(slices.Clone(inputs), d.LocalFiles()...)
 	for _, out := range []struct{ flag, path string }{{"--output", l.given}, {"--save-state", l.saveState}} {
 		if out.path == "" {
 			continue
@@ -197,6 +214,7 @@ func (l *launch) check(ctx context.Context, inputs []string, cfg dimebeam.Config
 			return usagef("%s %s is an input: refusing to overwrite it", out.flag, out.path)
 		}
 	}
+	var err error
 	l.tempDir, err = tempDir(l.local)
 	return err
 }
@@ -312,13 +330,11 @@ type reportFn struct {
 	// RuleX and RuleY are the bandwidth rules as given (the pipeline gets
 	// the bandwidths that median and auto chose as explicit values).
 	RuleX, RuleY string
-	// Scaling is the columns' standardization, chosen on PilotRows rows
-	// (DimX and DimY columns; 0 when no pilot was read) of the kind Pilot
-	// names ("sample" or "prefix").
-	Scaling    stream.Scaling
-	PilotRows  int
-	Pilot      string
-	DimX, DimY int
+	// Scaling is the columns' standardization, chosen on the rows that
+	// Pilot describes (Rows rows of DimX and DimY columns, 0 when no pilot
+	// was read, of the kind Method names).
+	Scaling stream.Scaling
+	dimebeam.Pilot
 }
 
 func (f *reportFn) ProcessElement(r stream.Result) ([]byte, error) {
@@ -327,7 +343,7 @@ func (f *reportFn) ProcessElement(r stream.Result) ([]byte, error) {
 	if f.RuleX != "" {
 		rep.SigmaRuleX, rep.SigmaRuleY = f.RuleX, f.RuleY
 	}
-	rep.SetScaling(f.Scaling, f.PilotRows, f.Pilot)
+	rep.SetScaling(f.Scaling, f.Rows, f.Method.String())
 	rep.Warn(f.DimX, f.DimY, math.Log(float64(2*r.Features)))
 	b, err := json.Marshal(rep)
 	return append(b, '\n'), dimebeam.TagJobError(err)
