@@ -24,12 +24,12 @@ const (
 	// exitGate (3, gate.go): the result met a --fail-if gate.
 )
 
-// usagef returns a usage error (exit status 2) with a formatted message
-// (vocab.Usagef).
-func usagef(format string, args ...any) error { return vocab.Usagef(format, args...) }
-
-// asUsage marks err as a usage error (vocab.AsUsage).
-func asUsage(err error) error { return vocab.AsUsage(err) }
+// usagef and asUsage make the errors of the command line or of the input
+// (exit status 2): vocab.Usagef and vocab.AsUsage, as in dimebeam.
+var (
+	usagef  = vocab.Usagef
+	asUsage = vocab.AsUsage
+)
 
 // env is what a command can use: its streams.
 type env struct {

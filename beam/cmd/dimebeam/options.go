@@ -2,13 +2,13 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"os"
 	"strings"
 
 	dimebeam "github.com/dime-project/dime/beam"
 	"github.com/dime-project/dime/cliflag"
 	"github.com/dime-project/dime/stream"
+	"github.com/dime-project/dime/vocab"
 )
 
 // options are dimebeam's own flags (the Beam SDK's are on flag.CommandLine
@@ -77,28 +77,12 @@ func (o *options) inputList() ([]string, error) {
 	return inputs, nil
 }
 
-// usageError marks an error of the command line or of the input: exit
-// status 2 (vocab.IsUsage). Its message is its cause's.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-// Usage reports that the error is the caller's: true.
-func (e usageError) Usage() bool { return true }
-
-// usagef returns a usageError with the formatted message.
-func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
-
-// asUsage marks err as an error of the input (nil for nil).
-func asUsage(err error) error {
-	if err == nil {
-		return nil
-	}
-	return usageError{err}
-}
+// usagef and asUsage make the errors of the command line or of the input
+// (exit status 2): vocab.Usagef and vocab.AsUsage, as in dime.
+var (
+	usagef  = vocab.Usagef
+	asUsage = vocab.AsUsage
+)
 
 // config checks the flags and returns the pipeline's configuration and
 // inputs.
