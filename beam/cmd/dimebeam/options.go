@@ -106,10 +106,8 @@ func (o *options) config() (dimebeam.Config, []string, error) {
 	if o.est.PilotRows > dimebeam.MaxSampleRows {
 		return cfg, nil, usagef("--pilot-rows %d: want 2 to %d (the pilot rows travel through the pipeline)", o.est.PilotRows, dimebeam.MaxSampleRows)
 	}
-	if o.est.Like != "" {
-		if c, err = o.like(xcols, ycols); err != nil {
-			return cfg, nil, err
-		}
+	if c, err = o.est.ApplyLike(c, readState, xcols, ycols); err != nil {
+		return cfg, nil, err
 	}
 	cfg.Stream, cfg.SampleRows = c, o.est.PilotRows
 	// The scaling of standardized columns is chosen on the data, by
@@ -136,19 +134,17 @@ func (o *options) reading(xcols, ycols []string) (dimebeam.Config, error) {
 	return dimebeam.Config{Read: dimebeam.NewReadOptions(opts), SplitRows: o.splitRows}, nil
 }
 
-// like returns the estimator settings of the state --like for the views.
-func (o *options) like(xcols, ycols []string) (stream.Config, error) {
-	if err := o.est.CheckLike(); err != nil {
-		return stream.Config{}, err
-	}
-	f, err := os.Open(o.est.Like)
+// readState reads the saved state at path, for --like (cliflag's
+// ApplyLike).
+func readState(path string) (*stream.Estimator, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return stream.Config{}, usagef("--like: %v", err)
+		return nil, usagef("--like: %v", err)
 	}
 	defer f.Close()
 	st, err := stream.ReadState(f)
 	if err != nil {
-		return stream.Config{}, usagef("--like %s: %v", o.est.Like, err)
+		return nil, usagef("--like %s: %v", path, err)
 	}
-	return o.est.LikeConfig(st, xcols, ycols)
+	return st, nil
 }
