@@ -46,23 +46,11 @@ func TestCoverageStudy(t *testing.T) {
 		if g := os.Getenv("DIME_COVERAGE_GROUPS"); g != "" {
 			cfg.Groups, _ = strconv.Atoi(g)
 		}
-		src, err := synth.NewStream(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
 		e, err := New(spec.Dim, spec.Dim, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		const block = 5000
-		x, y := make([]float64, block*spec.Dim), make([]float64, block*spec.Dim)
-		for done := 0; done < n; done += block {
-			b := min(block, n-done)
-			src.Fill(x[:b*spec.Dim], y[:b*spec.Dim])
-			if err := e.Add(x[:b*spec.Dim], y[:b*spec.Dim], b); err != nil {
-				t.Fatal(err)
-			}
-		}
+		feedSynth(t, e, spec, n)
 		r, err := e.Result()
 		if err != nil {
 			t.Fatal(err)
@@ -111,6 +99,25 @@ func TestCoverageStudy(t *testing.T) {
 		_, sdt := meanSD(targets)
 		fmt.Printf("| %v d=%d | %d | %d (%.0f%%) | %d (%.0f%%) | %+.5f ± %.5f | %.5f | %.5f | %.5f | %.5f |\n", spec.Kind, spec.Dim, datasets,
 			cover, 100*float64(cover)/n, cover2, 100*float64(cover2)/n, me, sde/math.Sqrt(n), seSum/n, sde, sdt, tseSum/n)
+	}
+}
+
+// feedSynth adds n rows of the synthetic kind spec to e, in blocks of
+// 5000.
+func feedSynth(t *testing.T, e *Estimator, spec synth.Spec, n int) {
+	t.Helper()
+	src, err := synth.NewStream(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const block = 5000
+	x, y := make([]float64, block*spec.Dim), make([]float64, block*spec.Dim)
+	for done := 0; done < n; done += block {
+		b := min(block, n-done)
+		src.Fill(x[:b*spec.Dim], y[:b*spec.Dim])
+		if err := e.Add(x[:b*spec.Dim], y[:b*spec.Dim], b); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

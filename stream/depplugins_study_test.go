@@ -10,9 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
-
-	"github.com/dime-project/dime/exact"
 	"github.com/dime-project/dime/synth"
 )
 
@@ -52,21 +49,6 @@ func TestDependentPluginsStudy(t *testing.T) {
 	defer w.Flush()
 	const K, N = 7, 5000
 	masks := studyMasks(K, 4)
-	feed := func(e *Estimator, spec synth.Spec, n int) {
-		src, err := synth.NewStream(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		const block = 5000
-		x, y := make([]float64, block*spec.Dim), make([]float64, block*spec.Dim)
-		for done := 0; done < n; done += block {
-			b := min(block, n-done)
-			src.Fill(x[:b*spec.Dim], y[:b*spec.Dim])
-			if err := e.Add(x[:b*spec.Dim], y[:b*spec.Dim], b); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	for ki, spec := range []synth.Spec{
 		{Kind: synth.Gaussian, Dim: 2, MI: 0.5},
 		{Kind: synth.Sine, Dim: 2, Noise: 0.5},
@@ -84,31 +66,13 @@ func TestDependentPluginsStudy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			feed(e, spec, N)
+			feedSynth(t, e, spec, N)
 			r, err := e.Result()
 			if err != nil {
 				t.Fatal(err)
 			}
-			var fills []func(*mat.SymDense) error
-			for _, m := range masks {
-				f := e.dimeFills(m, mainPair)
-				if f == nil {
-					t.Fatalf("mask %b: no rows", m)
-				}
-				fills = append(fills, f...)
-			}
-			ent, err := exact.MatrixEntropiesOf(2*cfg.Features, cfg.Alpha, fills...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec := depPluginRecord{pluginRecord: pluginRecord{Family: name, Rows: N, Seed: spec.Seed, Masks: masks},
+			rec := depPluginRecord{pluginRecord: pluginRecordOf(t, e, name, N, spec.Seed, masks),
 				DiME: r.DiME, StdErr: r.DiMEStdErr, Low: r.DiMELow, High: r.DiMEHigh}
-			for g := range e.groups {
-				rec.Groups = append(rec.Groups, e.groups[g].xy.Weight())
-			}
-			for j := range masks {
-				rec.Plugins = append(rec.Plugins, ent[2*j+1]-ent[2*j])
-			}
 			tcfg := cfg
 			tcfg.Scaling = e.Scaling()
 			te, err := New(spec.Dim, spec.Dim, tcfg)
@@ -117,7 +81,7 @@ func TestDependentPluginsStudy(t *testing.T) {
 			}
 			ts := spec
 			ts.Seed += 50000
-			feed(te, ts, truthRows)
+			feedSynth(t, te, ts, truthRows)
 			tr, err := te.Result()
 			if err != nil {
 				t.Fatal(err)

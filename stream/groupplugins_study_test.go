@@ -28,6 +28,32 @@ type pluginRecord struct {
 	Plugins []float64 `json:"plugins"`
 }
 
+// pluginRecordOf returns the record of e's plug-in DiMEs without each of
+// the sets of groups masks (e flushed).
+func pluginRecordOf(t *testing.T, e *Estimator, family string, rows int, seed uint64, masks []uint64) pluginRecord {
+	t.Helper()
+	var fills []func(*mat.SymDense) error
+	for _, m := range masks {
+		f := e.dimeFills(m, mainPair)
+		if f == nil {
+			t.Fatalf("mask %b: no rows", m)
+		}
+		fills = append(fills, f...)
+	}
+	ent, err := exact.MatrixEntropiesOf(2*e.cfg.Features, e.cfg.Alpha, fills...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := pluginRecord{Family: family, Rows: rows, Seed: seed, Masks: masks}
+	for g := range e.groups {
+		rec.Groups = append(rec.Groups, e.groups[g].xy.Weight())
+	}
+	for j := range masks {
+		rec.Plugins = append(rec.Plugins, ent[2*j+1]-ent[2*j])
+	}
+	return rec
+}
+
 // studyMasks returns every set of at most maxDel of K groups (0 first).
 func studyMasks(K, maxDel int) []uint64 {
 	var out []uint64
@@ -113,25 +139,7 @@ func TestGroupPluginsStudy(t *testing.T) {
 			if err := e.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			var fills []func(*mat.SymDense) error
-			for _, m := range masks {
-				f := e.dimeFills(m, mainPair)
-				if f == nil {
-					t.Fatalf("mask %b: no rows", m)
-				}
-				fills = append(fills, f...)
-			}
-			ent, err := exact.MatrixEntropiesOf(2*cfg.Features, cfg.Alpha, fills...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec := pluginRecord{Family: k.name, Rows: N, Seed: s, Masks: masks}
-			for g := range e.groups {
-				rec.Groups = append(rec.Groups, e.groups[g].xy.Weight())
-			}
-			for j := range masks {
-				rec.Plugins = append(rec.Plugins, ent[2*j+1]-ent[2*j])
-			}
+			rec := pluginRecordOf(t, e, k.name, N, s, masks)
 			b, _ := json.Marshal(rec)
 			w.Write(append(b, '\n'))
 			w.Flush()
