@@ -127,8 +127,14 @@ func (c Config) splitRows() int64 {
 // does not look into them.
 type ReadOptions struct{ opts decode.Options }
 
-// NewReadOptions returns opts as a Config's reader options.
-func NewReadOptions(opts decode.Options) ReadOptions { return ReadOptions{opts} }
+// NewReadOptions returns opts as a Config's reader options, without
+// opts.Selected: a selection belongs to one input (the first of a dataset
+// as dime's pilot read it), and a worker opens the input of its split, so
+// every worker selects its own split's columns.
+func NewReadOptions(opts decode.Options) ReadOptions {
+	opts.Selected = nil
+	return ReadOptions{opts}
+}
 
 // Options returns the reader options.
 func (o ReadOptions) Options() decode.Options { return o.opts }

@@ -36,6 +36,7 @@ func TestReadOptionsJSON(t *testing.T) {
 	given := want
 	given.Files.Listing = func(string, int, bool) {} // Files.OpenBucket is a function too
 	given.Allocator = memory.NewGoAllocator()
+	given.Selected = &columns.Selection{} // one input's: not for the workers
 	cfg := testConfig()
 	cfg.Read = NewReadOptions(given)
 	b, err := json.Marshal(&scoreFn{Cfg: cfg})
